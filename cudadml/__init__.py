@@ -1,0 +1,49 @@
+"""cudadml: DirectML's SLICE, SLICE1, SLICE_GRAD, SPLIT and JOIN on NVIDIA GPUs.
+
+Two layers share one set of rules:
+
+* descriptors (``SliceOperatorDesc`` ... ``JoinOperatorDesc`` over ``BufferTensorDesc``),
+  validated exactly as DirectML does, compiled and executed with buffer bindings;
+* array functions (``slice``, ``slice1``, ``slice_grad``, ``split``, ``join``,
+  ``strided_slice``, ``strided_slice_grad``) on NumPy and CuPy arrays.
+"""
+
+from .arrays import join, slice, slice1, slice_grad, split, strided_slice, strided_slice_grad
+from .compiled import BufferBinding, CompiledOperator
+from .errors import BindingError, DescriptorError, ValidationError
+from .operators import (
+    JoinOperatorDesc,
+    Slice1OperatorDesc,
+    SliceGradOperatorDesc,
+    SliceOperatorDesc,
+    SplitOperatorDesc,
+)
+from .tensor import BufferTensorDesc, calc_buffer_tensor_size
+from .types import FeatureLevel, TensorDataType, TensorFlags
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BindingError",
+    "BufferBinding",
+    "BufferTensorDesc",
+    "CompiledOperator",
+    "DescriptorError",
+    "FeatureLevel",
+    "JoinOperatorDesc",
+    "Slice1OperatorDesc",
+    "SliceGradOperatorDesc",
+    "SliceOperatorDesc",
+    "SplitOperatorDesc",
+    "TensorDataType",
+    "TensorFlags",
+    "ValidationError",
+    "calc_buffer_tensor_size",
+    "join",
+    "slice",
+    "slice1",
+    "slice_grad",
+    "split",
+    "strided_slice",
+    "strided_slice_grad",
+]

@@ -1,0 +1,92 @@
+"""The worked examples of the DirectML pages (and SPEC.md), as data.
+
+Each example builds its descriptor, its input values and the output the page prints. The
+self-check (``python -m cudadml``), the tests and the notebook all run these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .operators import (
+    JoinOperatorDesc,
+    Slice1OperatorDesc,
+    SliceGradOperatorDesc,
+    SliceOperatorDesc,
+    SplitOperatorDesc,
+)
+from .tensor import BufferTensorDesc
+from .types import TensorDataType
+
+__all__ = ["EXAMPLES", "Example"]
+
+_F32 = TensorDataType.FLOAT32
+
+
+def _t(*sizes):
+    return BufferTensorDesc(_F32, sizes)
+
+
+def _a(values, shape):
+    return np.array(values, np.float32).reshape(shape)
+
+
+@dataclass(frozen=True)
+class Example:
+    name: str
+    desc: object
+    inputs: tuple[np.ndarray, ...]
+    expected: tuple[np.ndarray, ...]
+
+
+_GRID = _a(range(1, 17), (1, 1, 4, 4))  # the 4x4 input of the SLICE and SLICE1 pages
+_SPLIT_IN = _a(range(1, 13), (1, 1, 6, 2))
+# SLICE_GRAD's page uses letters: a..p become 1..16, so [[a, c], [i, k]] is [[1, 3], [9, 11]].
+_GRAD_IN = _a([1, 3, 9, 11], (1, 1, 2, 2))
+
+EXAMPLES = (
+    Example(
+        "SLICE example 1 (contiguous)",
+        SliceOperatorDesc(_t(1, 1, 4, 4), _t(1, 1, 3, 2), [0, 0, 1, 2], [1, 1, 3, 2], [1, 1, 1, 1]),
+        (_GRID,), (_a([7, 8, 11, 12, 15, 16], (1, 1, 3, 2)),),
+    ),
+    Example(
+        "SLICE example 2 (strided)",
+        SliceOperatorDesc(_t(1, 1, 4, 4), _t(1, 1, 2, 2), [0, 0, 1, 0], [1, 1, 2, 2], [1, 1, 2, 3]),
+        (_GRID,), (_a([5, 8, 13, 16], (1, 1, 2, 2)),),
+    ),
+    Example(
+        "SLICE1 example 1 (positive strides)",
+        Slice1OperatorDesc(_t(1, 1, 4, 4), _t(1, 1, 2, 2), [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, 2, 2]),
+        (_GRID,), (_a([2, 4, 10, 12], (1, 1, 2, 2)),),
+    ),
+    Example(
+        "SLICE1 example 2 (negative stride)",
+        Slice1OperatorDesc(_t(1, 1, 4, 4), _t(1, 1, 2, 2), [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, -2, 2]),
+        (_GRID,), (_a([14, 16, 6, 8], (1, 1, 2, 2)),),
+    ),
+    Example(
+        "SLICE_GRAD example",
+        SliceGradOperatorDesc(_t(1, 1, 2, 2), _t(1, 1, 4, 4), [0, 0, 0, 0], [1, 1, 4, 4], [1, 1, 2, 2]),
+        (_GRAD_IN,), (_a([1, 0, 3, 0, 0, 0, 0, 0, 9, 0, 11, 0, 0, 0, 0, 0], (1, 1, 4, 4)),),
+    ),
+    Example(
+        "SPLIT example 1 (axis 2)",
+        SplitOperatorDesc(_t(1, 1, 6, 2), [_t(1, 1, 2, 2), _t(1, 1, 1, 2), _t(1, 1, 3, 2)], axis=2),
+        (_SPLIT_IN,),
+        (_a([1, 2, 3, 4], (1, 1, 2, 2)), _a([5, 6], (1, 1, 1, 2)), _a([7, 8, 9, 10, 11, 12], (1, 1, 3, 2))),
+    ),
+    Example(
+        "SPLIT example 2 (axis 3)",
+        SplitOperatorDesc(_t(1, 1, 6, 2), [_t(1, 1, 6, 1), _t(1, 1, 6, 1)], axis=3),
+        (_SPLIT_IN,), (_a([1, 3, 5, 7, 9, 11], (1, 1, 6, 1)), _a([2, 4, 6, 8, 10, 12], (1, 1, 6, 1))),
+    ),
+    Example(
+        "JOIN (SPLIT example 1 inverted)",
+        JoinOperatorDesc([_t(1, 1, 2, 2), _t(1, 1, 1, 2), _t(1, 1, 3, 2)], _t(1, 1, 6, 2), axis=2),
+        (_a([1, 2, 3, 4], (1, 1, 2, 2)), _a([5, 6], (1, 1, 1, 2)), _a([7, 8, 9, 10, 11, 12], (1, 1, 3, 2))),
+        (_SPLIT_IN,),
+    ),
+)

@@ -1,0 +1,174 @@
+"""The plan: what every descriptor lowers to, and the shape algebra done once at compile time.
+
+Two forms:
+
+* ``CopyPlan``: a batch of strided copies, ``out[o0 + sum c_i*os_i] = in[i0 + sum c_i*is_i]``
+  over a box of sizes, with signed element strides. SLICE and SLICE1 give one job, SPLIT one
+  per output, JOIN one per input.
+* ``SliceGradPlan``: for each output-gradient element, the input-gradient element it receives
+  if the forward slice read it, else 0.
+
+Each is simplified before execution: size-1 dimensions dropped, dimensions that are contiguous
+on both sides merged, and (copies) dimensions ordered and flipped so the output is walked
+forwards, outermost stride first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CopyJob", "CopyPlan", "SliceGradPlan"]
+
+
+@dataclass(frozen=True)
+class CopyJob:
+    """One strided copy from bound input ``input`` to bound output ``output``."""
+
+    input: int
+    output: int
+    sizes: tuple[int, ...]
+    in_strides: tuple[int, ...]
+    out_strides: tuple[int, ...]
+    in_offset: int
+    out_offset: int
+
+    @property
+    def count(self) -> int:
+        n = 1
+        for s in self.sizes:
+            n *= s
+        return n
+
+    def simplified(self) -> CopyJob:
+        dims = [(n, i, o) for n, i, o in zip(self.sizes, self.in_strides, self.out_strides) if n != 1]
+        in_offset, out_offset = self.in_offset, self.out_offset
+        # Walk the output forwards: flipping a dimension on both sides copies the same pairs.
+        flipped = []
+        for n, i, o in dims:
+            if o < 0:
+                in_offset += (n - 1) * i
+                out_offset += (n - 1) * o
+                i, o = -i, -o
+            flipped.append((n, i, o))
+        # Outermost output stride first; stable, so ties keep their order.
+        flipped.sort(key=lambda d: -d[2])
+        merged = merge_contiguous([d[0] for d in flipped], [d[1] for d in flipped], [d[2] for d in flipped])
+        sizes, (in_strides, out_strides) = merged
+        return CopyJob(self.input, self.output, sizes, in_strides, out_strides, in_offset, out_offset)
+
+
+def merge_contiguous(sizes, *stride_lists):
+    """Merge each dimension into the next-inner one where every stride list is contiguous
+    across the pair. Returns ``(sizes, (strides, ...))``, at least one dimension long."""
+    out_sizes: list[int] = []
+    out_strides: list[list[int]] = [[] for _ in stride_lists]
+    for d, size in enumerate(sizes):
+        if size == 1:
+            continue
+        if out_sizes and all(st[-1] == lst[d] * size for st, lst in zip(out_strides, stride_lists)):
+            out_sizes[-1] *= size
+            for st, lst in zip(out_strides, stride_lists):
+                st[-1] = lst[d]
+            continue
+        out_sizes.append(size)
+        for st, lst in zip(out_strides, stride_lists):
+            st.append(lst[d])
+    if not out_sizes:
+        return (1,), tuple((0,) for _ in stride_lists)
+    return tuple(out_sizes), tuple(tuple(st) for st in out_strides)
+
+
+@dataclass(frozen=True)
+class CopyPlan:
+    """A batch of strided copies of ``element_size``-byte elements."""
+
+    element_size: int
+    jobs: tuple[CopyJob, ...]
+
+    def simplified(self) -> CopyPlan:
+        return CopyPlan(self.element_size, tuple(j.simplified() for j in self.jobs))
+
+
+@dataclass(frozen=True)
+class SliceGradPlan:
+    """Output gradient element ``x`` (over ``sizes``) receives input gradient element
+    ``in_offset + sum c_i * in_strides_i`` where, in every dimension, ``x = start + step * c``
+    with ``0 <= c < counts``; every other element receives 0."""
+
+    element_size: int
+    sizes: tuple[int, ...]
+    out_strides: tuple[int, ...]
+    starts: tuple[int, ...]
+    steps: tuple[int, ...]
+    counts: tuple[int, ...]
+    in_strides: tuple[int, ...]
+    in_offset: int = 0
+
+    def simplified(self) -> SliceGradPlan:
+        in_offset = self.in_offset
+        dims = []
+        for d in zip(self.sizes, self.out_strides, self.starts, self.steps, self.counts, self.in_strides):
+            size, out_stride, start, step, count, in_stride = d
+            if size == 1:
+                continue  # the window holds the only element: start 0, count 1
+            if step < 0:  # walk the same window forwards, and the input gradient backwards
+                start, step = start + step * (count - 1), -step
+                in_offset += in_stride * (count - 1)
+                in_stride = -in_stride
+            if (
+                dims
+                and start == 0 and step == 1 and count == size  # inner dimension fully taken
+                and dims[-1][3] == 1  # outer one taken in a contiguous run
+                and dims[-1][1] == out_stride * size
+                and dims[-1][5] == in_stride * count
+            ):
+                o_size, _, o_start, _, o_count, _ = dims[-1]
+                dims[-1] = (o_size * size, out_stride, o_start * size, 1, o_count * size, in_stride)
+                continue
+            dims.append((size, out_stride, start, step, count, in_stride))
+        if not dims:
+            dims = [(1, 0, 0, 1, 1, 0)]
+        return SliceGradPlan(self.element_size, *(tuple(col) for col in zip(*dims)), in_offset)
+
+
+def plan_slice(element_size, starts, steps, sizes, in_strides, out_strides) -> CopyPlan:
+    """SLICE and SLICE1: ``out[c] = in[starts + steps * c]``."""
+    job = CopyJob(
+        0, 0, tuple(sizes),
+        tuple(step * s for step, s in zip(steps, in_strides)),
+        tuple(out_strides),
+        sum(start * s for start, s in zip(starts, in_strides)),
+        0,
+    )
+    return CopyPlan(element_size, (job,)).simplified()
+
+
+def plan_slice_grad(element_size, sizes, out_strides, starts, steps, counts, in_strides) -> SliceGradPlan:
+    return SliceGradPlan(
+        element_size, tuple(sizes), tuple(out_strides), tuple(starts), tuple(steps),
+        tuple(counts), tuple(in_strides),
+    ).simplified()
+
+
+def _offset_along(strides, axis, index) -> int:
+    return strides[axis] * index
+
+
+def plan_split(element_size, input_sizes, output_sizes, axis, in_strides, out_strides_list) -> CopyPlan:
+    """SPLIT: output ``k`` copies the input's block ``[start_k, start_k + size_k)`` along ``axis``."""
+    jobs, start = [], 0
+    for k, (sizes, out_strides) in enumerate(zip(output_sizes, out_strides_list)):
+        jobs.append(CopyJob(0, k, tuple(sizes), tuple(in_strides), tuple(out_strides),
+                            _offset_along(in_strides, axis, start), 0))
+        start += sizes[axis]
+    return CopyPlan(element_size, tuple(jobs)).simplified()
+
+
+def plan_join(element_size, output_sizes, input_sizes, axis, in_strides_list, out_strides) -> CopyPlan:
+    """JOIN: input ``k`` fills the output's block ``[start_k, start_k + size_k)`` along ``axis``."""
+    jobs, start = [], 0
+    for k, (sizes, in_strides) in enumerate(zip(input_sizes, in_strides_list)):
+        jobs.append(CopyJob(k, 0, tuple(sizes), tuple(in_strides), tuple(out_strides),
+                            0, _offset_along(out_strides, axis, start)))
+        start += sizes[axis]
+    return CopyPlan(element_size, tuple(jobs)).simplified()

@@ -1,0 +1,86 @@
+"""Helpers for tests and self-checks: aligned buffers, poisoned outputs and canaries.
+
+Data movement is exact, so every check compares bytes. Output buffers are filled with a
+poison byte before each run and carry canary bytes before and after the tensor, so an
+unwritten element, or a byte written outside the output's elements, is caught.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .compiled import BufferBinding
+
+__all__ = ["CANARY", "POISON", "TensorBuffer", "aligned_empty", "random_array"]
+
+POISON = 0xA5  # fills output buffers before a run: no element value we generate is all 0xA5
+CANARY = 64  # bytes kept poisoned before and after every bound tensor
+
+
+def aligned_empty(nbytes, xp=np, alignment=256):
+    """A uint8 array of ``nbytes`` whose first byte is ``alignment``-aligned."""
+    raw = xp.empty(nbytes + alignment, np.uint8)
+    address = raw.__array_interface__["data"][0] if xp is np else raw.data.ptr
+    start = -address % alignment
+    return raw[start:start + nbytes]
+
+
+def random_array(shape, dtype, rng, xp=np):
+    """Fresh random bits of ``dtype`` (never zeros; NaN payloads included for floats)."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape)) * dtype.itemsize
+    data = rng.integers(0, 256, size=n, dtype=np.uint8)
+    data[data == POISON] = 0x5A  # keep poison bytes unique to unwritten memory
+    host = data.view(dtype).reshape(shape)
+    return host if xp is np else xp.asarray(host)
+
+
+class TensorBuffer:
+    """A buffer holding one ``BufferTensorDesc``, with canaries on both sides.
+
+    ``binding`` binds the tensor's range; ``elements()`` is a strided view of its elements;
+    ``untouched_outside()`` says whether every byte that is not an element still holds poison.
+    """
+
+    def __init__(self, tensor, xp=np, offset_alignment=0):
+        self.tensor, self.xp = tensor, xp
+        size = tensor.total_tensor_size_in_bytes
+        self.offset = offset = max(CANARY, offset_alignment or 0)
+        self.raw = aligned_empty(offset + size + CANARY, xp)
+        self.raw[...] = POISON
+        self.binding = BufferBinding(self.raw, offset, size)
+
+    def elements(self):
+        t = self.tensor
+        dtype = t.data_type.numpy_dtype
+        size = t.data_type.element_size
+        span = t.total_tensor_size_in_bytes // size
+        typed = self.raw[self.offset:self.offset + span * size].view(dtype)
+        strided = self.xp.lib.stride_tricks.as_strided
+        return strided(typed, shape=t.sizes, strides=[s * size for s in t.effective_strides])
+
+    def fill(self, values):
+        self.elements()[...] = self.xp.asarray(values)
+        return self
+
+    def element_mask(self):
+        """True for the bytes of the buffer that belong to the tensor's elements."""
+        t = self.tensor
+        mask = np.zeros(self.raw.size, bool)
+        index = np.zeros(t.sizes, np.int64)
+        for axis, stride in enumerate(t.effective_strides):
+            shape = [1] * len(t.sizes)
+            shape[axis] = t.sizes[axis]
+            index = index + np.arange(t.sizes[axis]).reshape(shape) * stride
+        starts = self.offset + index.ravel() * t.data_type.element_size
+        for b in range(t.data_type.element_size):
+            mask[starts + b] = True
+        return mask
+
+    def untouched_outside(self) -> bool:
+        host = self.raw.get() if self.xp is not np else self.raw
+        return bool(np.all(host[~self.element_mask()] == POISON))
+
+    def host_elements(self):
+        e = self.elements()
+        return e.get() if self.xp is not np else np.array(e)

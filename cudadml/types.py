@@ -1,0 +1,127 @@
+"""DirectML's enumerations: tensor data types, tensor flags and feature levels.
+
+Values follow directml.h, so a descriptor written against DirectML reads the same here.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+__all__ = ["FeatureLevel", "TensorDataType", "TensorFlags"]
+
+
+class TensorDataType(enum.IntEnum):
+    """``DML_TENSOR_DATA_TYPE``. ``UNKNOWN`` exists for parity and is never valid."""
+
+    UNKNOWN = 0
+    FLOAT32 = 1
+    FLOAT16 = 2
+    UINT32 = 3
+    UINT16 = 4
+    UINT8 = 5
+    INT32 = 6
+    INT16 = 7
+    INT8 = 8
+    FLOAT64 = 9
+    UINT64 = 10
+    INT64 = 11
+
+    @property
+    def element_size(self) -> int:
+        """Bytes per element (1, 2, 4 or 8)."""
+        return _NUMPY_DTYPES[self].itemsize
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        """The NumPy dtype holding this type's elements."""
+        return _NUMPY_DTYPES[self]
+
+    @classmethod
+    def from_dtype(cls, dtype) -> TensorDataType:
+        """The DirectML type of a NumPy/CuPy dtype; ``ValueError`` if it has none."""
+        dtype = np.dtype(dtype)
+        for data_type, candidate in _NUMPY_DTYPES.items():
+            if candidate == dtype:
+                return data_type
+        raise ValueError(
+            f"dtype {dtype} has no DirectML tensor data type "
+            f"(supported: {', '.join(str(d) for d in _NUMPY_DTYPES.values())})"
+        )
+
+    @classmethod
+    def unsigned_of_width(cls, width: int) -> TensorDataType:
+        """The unsigned type of ``width`` bytes: a stand-in for any type of that width."""
+        return {1: cls.UINT8, 2: cls.UINT16, 4: cls.UINT32, 8: cls.UINT64}[width]
+
+
+_NUMPY_DTYPES = {
+    TensorDataType.FLOAT32: np.dtype(np.float32),
+    TensorDataType.FLOAT16: np.dtype(np.float16),
+    TensorDataType.UINT32: np.dtype(np.uint32),
+    TensorDataType.UINT16: np.dtype(np.uint16),
+    TensorDataType.UINT8: np.dtype(np.uint8),
+    TensorDataType.INT32: np.dtype(np.int32),
+    TensorDataType.INT16: np.dtype(np.int16),
+    TensorDataType.INT8: np.dtype(np.int8),
+    TensorDataType.FLOAT64: np.dtype(np.float64),
+    TensorDataType.UINT64: np.dtype(np.uint64),
+    TensorDataType.INT64: np.dtype(np.int64),
+}
+
+
+class TensorFlags(enum.IntFlag):
+    """``DML_TENSOR_FLAGS``."""
+
+    NONE = 0
+    OWNED_BY_DML = 1
+
+
+class FeatureLevel(enum.IntEnum):
+    """``DML_FEATURE_LEVEL``: ordered, so ``level >= FeatureLevel.LEVEL_3_0`` reads naturally."""
+
+    LEVEL_1_0 = 0x1000
+    LEVEL_2_0 = 0x2000
+    LEVEL_2_1 = 0x2100
+    LEVEL_3_0 = 0x3000
+    LEVEL_3_1 = 0x3100
+    LEVEL_4_0 = 0x4000
+    LEVEL_4_1 = 0x4100
+    LEVEL_5_0 = 0x5000
+    LEVEL_5_1 = 0x5100
+    LEVEL_5_2 = 0x5200
+    LEVEL_6_0 = 0x6000
+    LEVEL_6_1 = 0x6100
+    LEVEL_6_2 = 0x6200
+    LEVEL_6_3 = 0x6300
+    LEVEL_6_4 = 0x6400
+
+    def __str__(self) -> str:
+        return self.name.removeprefix("LEVEL_")
+
+    @classmethod
+    def newest(cls) -> FeatureLevel:
+        return max(cls)
+
+    @classmethod
+    def coerce(cls, level) -> FeatureLevel:
+        """A ``FeatureLevel`` from itself, its directml.h value, or a string like ``"4_1"``.
+
+        ``None`` gives the newest level.
+        """
+        if level is None:
+            return cls.newest()
+        if isinstance(level, str):
+            key = "LEVEL_" + level.strip().upper().removeprefix("DML_FEATURE_LEVEL_").replace(".", "_")
+            if key in cls.__members__:
+                return cls[key]
+        elif isinstance(level, int) and not isinstance(level, bool):
+            try:
+                return cls(level)
+            except ValueError:
+                pass
+        else:
+            raise TypeError(f"feature_level must be a FeatureLevel, int or str, not {type(level).__name__}")
+        allowed = ", ".join(str(m) for m in cls)
+        raise ValueError(f"unknown feature level {level!r} (known: {allowed})")
