@@ -15,7 +15,7 @@ import numpy as np
 import cudadml as cd
 from cudadml.backends import gpu_status
 from cudadml.examples import EXAMPLES
-from cudadml.testing import TensorBuffer, random_array
+from cudadml.testing import TensorBuffer, random_array, to_host
 
 
 def _run_example(example, xp):
@@ -46,10 +46,6 @@ def _random_cases(rng):
                [np.concatenate(parts, axis=3)])
 
 
-def _to_host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
-
-
 def main() -> int:
     usable, gpu = gpu_status()
     print(f"cudadml {cd.__version__}, NumPy {np.__version__}")
@@ -67,7 +63,7 @@ def main() -> int:
     for name, run, expected in _random_cases(rng):
         for backend, xp in backends:
             def check(run=run, xp=xp, expected=expected):
-                got = [_to_host(a) for a in run(xp)]
+                got = [to_host(a) for a in run(xp)]
                 return len(got) == len(expected) and all(
                     g.shape == e.shape and g.tobytes() == np.ascontiguousarray(e).tobytes() for g, e in zip(got, expected)
                 )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _memory
-from .backends import reference
+from .backends import gpu_status, kernels, reference
 from .errors import BindingError, Violations
 from .tensor import MIN_BINDING_ALIGNMENT
 
@@ -79,6 +79,13 @@ class CompiledOperator:
         self.desc = desc
         self.plan = desc.to_plan()
         self.device = device
+        if gpu_status()[0]:  # compile the kernels now, so execute() never waits for NVRTC
+            import cupy
+
+            with cupy.cuda.Device(device):
+                self.device = cupy.cuda.Device().id
+                for launch in kernels.prepare(self.plan):
+                    launch.load()
 
     def __repr__(self):
         return f"<CompiledOperator {self.desc.NAME} plan={self.plan}>"
@@ -119,6 +126,12 @@ class CompiledOperator:
         kinds = {b.kind for b in (*bound_in, *bound_out)}
         if len(kinds) > 1:
             raise TypeError(f"{v.where}: bindings mix host (NumPy) and device (CuPy) buffers")
+        if kinds == {"cupy"}:
+            for role, bound in (("inputs", bound_in), ("outputs", bound_out)):
+                for k, b in enumerate(bound):
+                    if b.owner.device.id != self.device:
+                        v.add(f"{role}[{k}] is on device {b.owner.device.id}; the operator was compiled "
+                              f"for device {self.device}")
         v.raise_if_any()
         (kind,) = kinds
         run_plan(kind, self.plan, [(b.owner, b.address) for b in bound_in],
@@ -126,8 +139,9 @@ class CompiledOperator:
 
 
 def run_plan(kind, plan, inputs, outputs, *, stream=None) -> None:
-    """Run ``plan`` on the backend for ``kind`` of memory ("numpy" or "cupy")."""
+    """Run ``plan`` on the backend for ``kind`` of memory ("numpy" or "cupy");
+    ``inputs``/``outputs`` are ``(owner, address)`` pairs."""
     if kind == "numpy":
         reference.run(plan, inputs, outputs)
     else:
-        raise NotImplementedError("the CuPy backend is not available yet")
+        kernels.run(kernels.prepare(plan), [a for _, a in inputs], [a for _, a in outputs], stream)

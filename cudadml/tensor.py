@@ -14,6 +14,7 @@ __all__ = ["BufferTensorDesc", "calc_buffer_tensor_size"]
 
 MAX_DIMENSIONS = 8
 UINT32_MAX = 2**32 - 1
+UINT64_MAX = 2**64 - 1
 #: A buffer tensor spans at most this many elements.
 MAX_ELEMENTS = 2**32 - 1
 #: Every buffer binding's device address is a multiple of this.
@@ -132,13 +133,16 @@ class BufferTensorDesc:
     def __post_init__(self):
         where = "BufferTensorDesc"
         set_ = object.__setattr__
-        set_(self, "data_type", coerce_data_type(self.data_type))
+        try:
+            set_(self, "data_type", coerce_data_type(self.data_type))
+        except ValueError as e:
+            raise DescriptorError([f"{where}: {e}"]) from None
         set_(self, "sizes", int_tuple(self.sizes, "Sizes", where))
         if self.strides is not None:
             set_(self, "strides", int_tuple(self.strides, "Strides", where))
-        if not isinstance(self.flags, int) or isinstance(self.flags, bool):
+        if not isinstance(self.flags, (int, np.integer)) or isinstance(self.flags, bool):
             raise TypeError(f"{where}: Flags must be TensorFlags, not {type(self.flags).__name__}")
-        set_(self, "flags", TensorFlags(self.flags))
+        flags = int(self.flags)
         for name in ("total_tensor_size_in_bytes", "guaranteed_base_offset_alignment"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
@@ -165,9 +169,16 @@ class BufferTensorDesc:
                     v.add(f"Strides[{i}] = {stride} must be non-negative (strides are unsigned)")
                 elif stride > UINT32_MAX:
                     v.add(f"Strides[{i}] = {stride} exceeds UINT32 max {UINT32_MAX}")
-        if self.flags & ~TensorFlags.OWNED_BY_DML:
-            v.add(f"Flags = {int(self.flags)} has bits other than NONE and OWNED_BY_DML")
+        if flags not in (TensorFlags.NONE, TensorFlags.OWNED_BY_DML):
+            v.add(f"Flags = {flags} has bits other than NONE and OWNED_BY_DML")
+        else:
+            set_(self, "flags", TensorFlags(flags))
         alignment = self.guaranteed_base_offset_alignment
+        if alignment > UINT32_MAX:
+            v.add(f"GuaranteedBaseOffsetAlignment = {alignment} must be an unsigned 32-bit value")
+        total = self.total_tensor_size_in_bytes
+        if total is not None and not 0 <= total <= UINT64_MAX:
+            v.add(f"TotalTensorSizeInBytes = {total} must be an unsigned 64-bit value")
         if v.messages:  # sizes, strides or type unusable: the size rules below cannot be evaluated
             v.raise_if_any()
 
@@ -183,7 +194,7 @@ class BufferTensorDesc:
                 f"TotalTensorSizeInBytes = {self.total_tensor_size_in_bytes} is less than the "
                 f"minimum implied size {minimum} (DMLCalcBufferTensorSize)"
             )
-        if alignment != 0 and (alignment < element_size or alignment & (alignment - 1)):
+        if alignment <= UINT32_MAX and alignment != 0 and (alignment < element_size or alignment & (alignment - 1)):
             v.add(
                 f"GuaranteedBaseOffsetAlignment = {alignment} must be 0 or a power of two "
                 f">= the element size {element_size}"

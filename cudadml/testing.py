@@ -11,7 +11,7 @@ import numpy as np
 
 from .compiled import BufferBinding
 
-__all__ = ["CANARY", "POISON", "TensorBuffer", "aligned_empty", "random_array"]
+__all__ = ["CANARY", "POISON", "TensorBuffer", "aligned_empty", "random_array", "to_host"]
 
 POISON = 0xA5  # fills output buffers before a run: no element value we generate is all 0xA5
 CANARY = 64  # bytes kept poisoned before and after every bound tensor
@@ -33,6 +33,11 @@ def random_array(shape, dtype, rng, xp=np):
     data[data == POISON] = 0x5A  # keep poison bytes unique to unwritten memory
     host = data.view(dtype).reshape(shape)
     return host if xp is np else xp.asarray(host)
+
+
+def to_host(a):
+    """A NumPy copy of a NumPy or CuPy array."""
+    return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
 class TensorBuffer:
@@ -78,9 +83,8 @@ class TensorBuffer:
         return mask
 
     def untouched_outside(self) -> bool:
-        host = self.raw.get() if self.xp is not np else self.raw
+        host = to_host(self.raw)
         return bool(np.all(host[~self.element_mask()] == POISON))
 
     def host_elements(self):
-        e = self.elements()
-        return e.get() if self.xp is not np else np.array(e)
+        return np.array(to_host(self.elements()))

@@ -116,9 +116,9 @@ class FeatureLevel(enum.IntEnum):
             key = "LEVEL_" + level.strip().upper().removeprefix("DML_FEATURE_LEVEL_").replace(".", "_")
             if key in cls.__members__:
                 return cls[key]
-        elif isinstance(level, int) and not isinstance(level, bool):
+        elif isinstance(level, (int, np.integer)) and not isinstance(level, bool):
             try:
-                return cls(level)
+                return cls(int(level))
             except ValueError:
                 pass
         else:

@@ -1,0 +1,264 @@
+"""The CUDA backend: loads ``kernels_cu/`` through NVRTC and launches plans on CuPy memory.
+
+``prepare(plan)`` turns a plan into launches once (kernel choice, index type, the parameter
+struct with everything but the buffer addresses); ``Launch.__call__`` fills in the addresses
+and launches. No allocation, host-to-device copy or synchronisation happens per call, so a
+call can be captured in a CUDA graph.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import math
+import re
+
+import numpy as np
+
+from ..plan import CopyPlan, SliceGradPlan
+
+BLOCK = 256  # CUDADML_BLOCK in common.cuh
+ITEMS = 4  # CUDADML_ITEMS in common.cuh
+CHUNK = 16  # gather_rows moves 16-byte chunks
+MAX_RANK = 8
+#: Batch capacities compiled for; a batch of more jobs is launched in groups of the largest.
+JOB_CAPACITIES = (1, 4, 16, 64, 128)
+#: Kernel parameter space (CUDA 12.1+ on Volta and newer).
+MAX_PARAM_BYTES = 32764
+#: Rows shorter than this go through gather_elements (a 16-byte chunk would be mostly empty).
+MIN_ROW_BYTES = 64
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
+
+
+def kernel_source(name: str) -> str:
+    """The text of ``kernels_cu/name`` with its local ``#include "..."`` lines inlined, so
+    CuPy's on-disk cache key (the source text) changes whenever a header does."""
+    files = importlib.resources.files("cudadml._kernels")
+    seen: set[str] = set()
+
+    def expand(file_name):
+        if file_name in seen:  # headers use #pragma once; inline each once
+            return ""
+        seen.add(file_name)
+        text = (files / file_name).read_text()
+        return _INCLUDE.sub(lambda m: expand(m.group(1)), text)
+
+    return expand(name)
+
+
+class KernelCompileError(RuntimeError):
+    """NVRTC rejected a kernel: names the specialisation and carries the compiler log."""
+
+
+def _index_name(index_type) -> str:
+    return "int" if np.dtype(index_type) == np.int32 else "long long"
+
+
+def kernel_name(family: str, *args) -> str:
+    """The C++ name of one specialisation, e.g. ``gather_rows<4, int, 3, 1>``."""
+    return f"{family}<{', '.join(_index_name(a) if isinstance(a, type) else str(a) for a in args)}>"
+
+
+_SOURCES = {"gather_elements": "strided_copy.cu", "gather_rows": "strided_copy.cu", "slice_grad": "slice_grad.cu"}
+OPTIONS = ("--std=c++17",)
+
+
+@functools.cache
+def _loader():
+    import cupy
+
+    @cupy.memoize(for_each_device=True)
+    def load(name: str):
+        family = name.split("<", 1)[0]
+        module = cupy.RawModule(code=kernel_source(_SOURCES[family]), options=OPTIONS, name_expressions=[name])
+        try:
+            return module.get_function(name)
+        except cupy.cuda.compiler.CompileException as e:
+            raise KernelCompileError(f"NVRTC could not compile {name}:\n{e.get_message()}") from e
+
+    return load
+
+
+# ---- parameter structs (the same layout as the C++ structs, by NumPy's align=True) -------------
+
+
+def copy_job_dtype(index_type, rank):
+    i = np.dtype(index_type)
+    return np.dtype(
+        [("src", np.uint64), ("dst", np.uint64), ("count", i), ("row", i), ("sizes", i, (rank,)),
+         ("src_strides", i, (rank,)), ("dst_strides", i, (rank,)), ("magic", np.uint32, (rank,)),
+         ("shift", np.uint32, (rank,))],
+        align=True,
+    )
+
+
+def copy_batch_dtype(index_type, rank, capacity):
+    return np.dtype(
+        [("jobs", copy_job_dtype(index_type, rank), (capacity,)), ("block_start", np.int32, (capacity + 1,)),
+         ("num_jobs", np.int32)],
+        align=True,
+    )
+
+
+def grad_params_dtype(index_type, rank):
+    i = np.dtype(index_type)
+    return np.dtype(
+        [("src", np.uint64), ("dst", np.uint64), ("count", i), ("inner", i), ("sizes", i, (rank,)),
+         ("dst_strides", i, (rank,)), ("starts", i, (rank,)), ("steps", i, (rank,)), ("counts", i, (rank,)),
+         ("src_strides", i, (rank,)), ("magic", np.uint32, (rank,)), ("shift", np.uint32, (rank,))],
+        align=True,
+    )
+
+
+def fast_division(d: int) -> tuple[int, int]:
+    """``(magic, shift)`` for ``div_fast`` in common.cuh: ``n // d == (umulhi(n, m) + n) >> s``
+    for ``0 <= n < 2**31``."""
+    s = (d - 1).bit_length()
+    return ((2**32 * ((1 << s) - d)) // d + 1) & 0xFFFFFFFF, s
+
+
+def _index_type(element_size, count, *stride_sets):
+    """int32 when the work count and every byte offset from a job's first element fit in
+    31 bits, else int64."""
+    span = max(sum((n - 1) * abs(s) for n, s in strides) for strides in stride_sets) * element_size
+    return np.int32 if max(span + element_size, count) < 2**31 else np.int64
+
+
+def _pad(values, rank, fill):
+    return (fill,) * (rank - len(values)) + tuple(values)
+
+
+def _blocks(count: int) -> int:
+    return -(-count // (BLOCK * ITEMS))
+
+
+class Launch:
+    """One kernel launch with its parameter struct; the buffer addresses come per call.
+
+    ``src``/``dst`` are ``(field, bindings, byte offsets)``: before each launch, ``field(params)``
+    (a view of the address fields) receives the address of each named binding plus its offset.
+    """
+
+    def __init__(self, name, grid, params, src, dst):
+        self.name, self.grid, self.params = name, grid, params
+        self.src = (src[0], np.asarray(src[1], np.intp), np.asarray(src[2], np.int64))
+        self.dst = (dst[0], np.asarray(dst[1], np.intp), np.asarray(dst[2], np.int64))
+
+    def load(self):
+        """The kernel on the current device, compiled on first use (NVRTC, then CuPy's caches)."""
+        return _loader()(self.name)
+
+    def __call__(self, inputs, outputs):
+        params = self.params.copy()
+        for (field, bindings, offsets), addresses in ((self.src, inputs), (self.dst, outputs)):
+            field(params)[...] = np.asarray(addresses, np.int64)[bindings] + offsets
+        self.load()((self.grid,), (BLOCK,), (params[()],))
+
+    def __repr__(self):
+        return f"<Launch {self.name} grid={self.grid}>"
+
+
+def _copy_launches(plan: CopyPlan) -> list[Launch]:
+    """One launch for the whole batch, unless its parameter struct would pass the driver's
+    limit: then groups of the largest capacity that fits. Every group uses one kernel."""
+    e = plan.element_size
+    rows = all(j.in_strides[-1] == 1 and j.out_strides[-1] == 1 and j.sizes[-1] * e >= MIN_ROW_BYTES
+               for j in plan.jobs)
+    boxes = []
+    for j in plan.jobs:
+        if rows:
+            chunks = -(-j.sizes[-1] * e // CHUNK) + 1  # enough for any alignment of the row's start
+            sizes = (*j.sizes[:-1], chunks)
+            src, dst = (*j.in_strides[:-1], 0), (*j.out_strides[:-1], 0)
+        else:
+            sizes, src, dst = j.sizes, j.in_strides, j.out_strides
+        boxes.append((j, sizes, src, dst, math.prod(sizes)))
+    rank = max(len(b[1]) for b in boxes)
+    wide = any(
+        _index_type(e, count, list(zip(j.sizes, j.in_strides)), list(zip(j.sizes, j.out_strides))) == np.int64
+        for j, _, _, _, count in boxes
+    )
+    index_type = np.int64 if wide else np.int32
+    fits = [c for c in JOB_CAPACITIES if copy_batch_dtype(index_type, rank, c).itemsize <= MAX_PARAM_BYTES]
+    family = "gather_rows" if rows else "gather_elements"
+    return [
+        _copy_launch(family, e, index_type, rank, fits, boxes[k:k + fits[-1]])
+        for k in range(0, len(boxes), fits[-1])
+    ]
+
+
+def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
+    capacity = next(c for c in capacities if c >= len(boxes))
+    params = np.zeros((), copy_batch_dtype(index_type, rank, capacity))
+    block_start = [0]
+    for k, (j, sizes, src, dst, count) in enumerate(boxes):
+        job = params["jobs"][k]
+        job["count"], job["row"] = count, j.sizes[-1]
+        job["sizes"] = _pad(sizes, rank, 1)
+        job["src_strides"], job["dst_strides"] = _pad(src, rank, 0), _pad(dst, rank, 0)
+        job["magic"], job["shift"] = zip(*(fast_division(n) for n in _pad(sizes, rank, 1)))
+        block_start.append(block_start[-1] + _blocks(count))
+    params["block_start"][: len(block_start)] = block_start
+    params["num_jobs"] = n = len(boxes)
+    jobs = [b[0] for b in boxes]
+    return Launch(
+        kernel_name(family, e, index_type, rank, capacity), block_start[-1], params,
+        (lambda p: p["jobs"]["src"][:n], [j.input for j in jobs], [j.in_offset * e for j in jobs]),
+        (lambda p: p["jobs"]["dst"][:n], [j.output for j in jobs], [j.out_offset * e for j in jobs]),
+    )
+
+
+def _grad_launch(plan: SliceGradPlan) -> Launch:
+    e, rank = plan.element_size, len(plan.sizes)
+    inner = plan.sizes[-1]
+    vector = CHUNK // e if plan.out_strides[-1] == 1 and inner >= CHUNK // e else 1
+    sizes = (*plan.sizes[:-1], -(-inner // vector))
+    count = math.prod(sizes)
+    index_type = _index_type(
+        e, count, list(zip(plan.sizes, plan.out_strides)), list(zip(plan.counts, plan.in_strides))
+    )
+    params = np.zeros((), grad_params_dtype(index_type, rank))
+    params["count"], params["inner"], params["sizes"] = count, inner, sizes
+    params["dst_strides"], params["starts"], params["steps"] = plan.out_strides, plan.starts, plan.steps
+    params["counts"], params["src_strides"] = plan.counts, plan.in_strides
+    params["magic"], params["shift"] = zip(*(fast_division(n) for n in sizes))
+    return Launch(
+        kernel_name("slice_grad", e, vector, index_type, rank), _blocks(count), params,
+        (lambda p: p["src"], [0], [plan.in_offset * e]), (lambda p: p["dst"], [0], [0]),
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def prepare(plan) -> tuple[Launch, ...]:
+    """The launches that run ``plan`` (several only for batches past the largest capacity)."""
+    if isinstance(plan, CopyPlan):
+        return tuple(_copy_launches(plan))
+    if isinstance(plan, SliceGradPlan):
+        return (_grad_launch(plan),)
+    raise TypeError(f"unknown plan {type(plan).__name__}")
+
+
+def run(launches, inputs, outputs, stream=None) -> None:
+    """Launch on ``stream`` (the current CuPy stream when None); addresses are ints."""
+    if stream is None:
+        for launch in launches:
+            launch(inputs, outputs)
+    else:
+        with stream:
+            for launch in launches:
+                launch(inputs, outputs)
+
+
+def all_kernel_names() -> dict[str, list[str]]:
+    """Every specialisation the plans can ask for, by source file."""
+    names: dict[str, list[str]] = {"strided_copy.cu": [], "slice_grad.cu": []}
+    for e in (1, 2, 4, 8):
+        for index_type in (np.int32, np.int64):
+            for rank in range(1, MAX_RANK + 1):
+                for capacity in JOB_CAPACITIES:
+                    if copy_batch_dtype(index_type, rank, capacity).itemsize <= MAX_PARAM_BYTES:
+                        for family in ("gather_elements", "gather_rows"):
+                            names["strided_copy.cu"].append(kernel_name(family, e, index_type, rank, capacity))
+                for vector in sorted({1, CHUNK // e}):
+                    names["slice_grad.cu"].append(kernel_name("slice_grad", e, vector, index_type, rank))
+    return names

@@ -1,0 +1,96 @@
+// slice_grad.cu: SLICE_GRAD in one pass, formulated as a gather.
+//
+// Entry point (template, instantiated by name from Python):
+//   slice_grad<E, V, I, R>  each work item owns V consecutive output-gradient elements along
+//                           the innermost dimension and writes each exactly once: the input
+//                           gradient where the forward slice read that element, else 0.
+//                           No zero-fill pass, no atomics.
+// E: element bytes (1, 2, 4, 8); V: 1, or 16 / E when the output's innermost stride is 1
+// (a full, aligned group then leaves in one 16-byte store); I: int or long long; R: rank 1..8.
+// Supplied by Python (cudadml/backends/kernels.py): GradParams by value, built from a NumPy
+// structured dtype with the same layout; steps are positive (the plan turned negative window
+// strides into negative input strides); a grid of ceil(count / (BLOCK * ITEMS)) blocks.
+// Loaded by cudadml.backends.kernels through cupy.RawModule(name_expressions=...).
+// Cannot be compiled standalone: includes common.cuh, which the loader inlines.
+#include "common.cuh"
+
+template <typename I, int R>
+struct GradParams {
+    u64 src, dst;          // input gradient's first window element; output gradient's element 0
+    I count;               // work items
+    I inner;               // output elements along the innermost dimension
+    I sizes[R];            // the work box (the innermost counts groups of V elements)
+    I dst_strides[R];      // signed, in elements
+    I starts[R];           // output coordinate x is read by the slice iff x = start + step * c,
+    I steps[R];            // 0 <= c < count, in every dimension
+    I counts[R];
+    I src_strides[R];      // signed, in elements, for c
+    unsigned magic[R];     // fast division by sizes[d] (32-bit indexing only)
+    unsigned shift[R];
+};
+
+// Whether coordinate x of dimension d was read, and if so its window index c.
+template <typename I, int R>
+__device__ __forceinline__ bool window_index(const GradParams<I, R>& p, int d, I x, I& c) {
+    const I t = x - p.starts[d];
+    if (t < 0) return false;
+    c = p.steps[d] == 1 ? t : t / p.steps[d];
+    return c * p.steps[d] == t && c < p.counts[d];
+}
+
+template <int E, int V, typename I, int R>
+__global__ void __launch_bounds__(CUDADML_BLOCK)
+slice_grad(const __grid_constant__ GradParams<I, R> p) {
+    typedef typename Word<E>::type W;
+    const W* src = reinterpret_cast<const W*>(p.src);
+    W* dst = reinterpret_cast<W*>(p.dst);
+    const I base = (I)blockIdx.x * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+        I idx = base + (I)k * CUDADML_BLOCK;
+        if (idx >= p.count) break;
+        // Outer dimensions: where this group writes and whether its row was read at all.
+        I s = 0, o = 0, group = 0;
+        bool read = true;
+#pragma unroll
+        for (int d = R - 1; d >= 0; --d) {
+            I x = idx;
+            if (d > 0) {
+                const I q = div_fast(idx, p.sizes[d], p.magic[d], p.shift[d]);
+                x = idx - q * p.sizes[d];
+                idx = q;
+            }
+            if (d == R - 1) {
+                group = x;  // the innermost dimension is resolved per element below
+                continue;
+            }
+            I c = 0;
+            read = read && window_index(p, d, x, c);
+            s += c * p.src_strides[d];
+            o += x * p.dst_strides[d];
+        }
+        const I first = group * V;
+        W value[V];
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+            const I x = first + v;
+            I c = 0;
+            const bool hit = read && x < p.inner && window_index(p, R - 1, x, c);
+            value[v] = hit ? __ldg(src + s + c * p.src_strides[R - 1]) : (W)0;
+        }
+        W* out = dst + o + first * p.dst_strides[R - 1];
+        if (V > 1 && first + V <= p.inner && (reinterpret_cast<u64>(out) & 15) == 0) {
+            // V > 1 only where the innermost output stride is 1: the group is 16 contiguous bytes.
+            uint4 packed;
+            W* lanes = reinterpret_cast<W*>(&packed);
+#pragma unroll
+            for (int v = 0; v < V; ++v) lanes[v] = value[v];
+            *reinterpret_cast<uint4*>(out) = packed;
+        } else {
+#pragma unroll
+            for (int v = 0; v < V; ++v) {
+                if (first + v < p.inner) out[v * p.dst_strides[R - 1]] = value[v];
+            }
+        }
+    }
+}

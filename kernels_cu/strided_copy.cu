@@ -1,0 +1,165 @@
+// strided_copy.cu: batched strided copies, out[o + sum c_i*os_i] = in[i + sum c_i*is_i].
+//
+// Entry points (templates, instantiated by name from Python):
+//   gather_elements<E, I, R, J>  one element per work item; any signed strides.
+//   gather_rows<E, I, R, J>      rows contiguous on both sides: one 16-byte-aligned output
+//                                chunk per work item, stored with one 16-byte store.
+// E: element bytes (1, 2, 4, 8); I: index type (int, or long long when a job's byte span
+// passes 2^31); R: rank of the work box (1..8); J: job capacity of the batch (SLICE: 1;
+// SPLIT/JOIN: one job per output/input, all in one launch).
+// Supplied by Python (cudadml/backends/kernels.py): CopyBatch by value, built from a NumPy
+// structured dtype with the same layout; grids of block_start[num_jobs] blocks of BLOCK.
+// Loaded by cudadml.backends.kernels through cupy.RawModule(name_expressions=...).
+// Cannot be compiled standalone: includes common.cuh, which the loader inlines.
+#include "common.cuh"
+
+template <typename I, int R>
+struct CopyJob {
+    u64 src, dst;          // byte addresses where the box's first element is read / written
+    I count;               // work items: elements (gather_elements) or row chunks (gather_rows)
+    I row;                 // gather_rows: elements per row
+    I sizes[R];            // the work box; for gather_rows the innermost is chunks per row
+    I src_strides[R];      // signed, in elements; gather_rows: the innermost is 0
+    I dst_strides[R];
+    unsigned magic[R];     // fast division by sizes[d] (32-bit indexing only)
+    unsigned shift[R];
+};
+
+template <typename I, int R, int J>
+struct CopyBatch {
+    CopyJob<I, R> jobs[J];
+    int block_start[J + 1];  // job j owns blocks [block_start[j], block_start[j + 1])
+    int num_jobs;
+};
+
+// Offsets of work item idx in the job's box; returns its innermost coordinate.
+template <typename I, int R>
+__device__ __forceinline__ I locate(const CopyJob<I, R>& job, I idx, I& src, I& dst) {
+    src = 0;
+    dst = 0;
+    I inner = idx;
+#pragma unroll
+    for (int d = R - 1; d > 0; --d) {
+        const I q = div_fast(idx, job.sizes[d], job.magic[d], job.shift[d]);
+        const I c = idx - q * job.sizes[d];
+        if (d == R - 1) inner = c;
+        src += c * job.src_strides[d];
+        dst += c * job.dst_strides[d];
+        idx = q;
+    }
+    src += idx * job.src_strides[0];
+    dst += idx * job.dst_strides[0];
+    return inner;
+}
+
+template <int E, typename I, int R, int J>
+__global__ void __launch_bounds__(CUDADML_BLOCK)
+gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
+    typedef typename Word<E>::type W;
+    const int j = find_job<J>(batch.block_start, batch.num_jobs);
+    const CopyJob<I, R>& job = batch.jobs[j];
+    const W* src = reinterpret_cast<const W*>(job.src);
+    W* dst = reinterpret_cast<W*>(job.dst);
+    // Items k*BLOCK apart: a warp touches consecutive items, so accesses coalesce.
+    const I base = (I)((int)blockIdx.x - batch.block_start[j]) * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+    W value[CUDADML_ITEMS];
+    I target[CUDADML_ITEMS];
+    // All loads before any store, so ITEMS reads are in flight at once.
+#pragma unroll
+    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+        const I idx = base + (I)k * CUDADML_BLOCK;
+        if (idx < job.count) {
+            I s;
+            locate(job, idx, s, target[k]);
+            value[k] = __ldg(src + s);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+        if (base + (I)k * CUDADML_BLOCK < job.count) dst[target[k]] = value[k];
+    }
+}
+
+// Bytes [s, s + 16) of the 32 bytes x:y (little-endian), for s = 4q + r/8 with r in {0, 8, 16, 24}.
+__device__ __forceinline__ uint4 bytes_from(uint4 x, uint4 y, int q, unsigned r) {
+    switch (q) {
+        case 0: return make_uint4(__funnelshift_r(x.x, x.y, r), __funnelshift_r(x.y, x.z, r),
+                                  __funnelshift_r(x.z, x.w, r), __funnelshift_r(x.w, y.x, r));
+        case 1: return make_uint4(__funnelshift_r(x.y, x.z, r), __funnelshift_r(x.z, x.w, r),
+                                  __funnelshift_r(x.w, y.x, r), __funnelshift_r(y.x, y.y, r));
+        case 2: return make_uint4(__funnelshift_r(x.z, x.w, r), __funnelshift_r(x.w, y.x, r),
+                                  __funnelshift_r(y.x, y.y, r), __funnelshift_r(y.y, y.z, r));
+        default: return make_uint4(__funnelshift_r(x.w, y.x, r), __funnelshift_r(y.x, y.y, r),
+                                   __funnelshift_r(y.y, y.z, r), __funnelshift_r(y.z, y.w, r));
+    }
+}
+
+// 16 bytes at p, which lie inside the row [lo, hi). Reads only bytes of the row.
+__device__ __forceinline__ uint4 load16(const unsigned char* p, const unsigned char* lo, const unsigned char* hi) {
+    const int mis = (int)(reinterpret_cast<u64>(p) & 15);
+    if (mis == 0) return __ldg(reinterpret_cast<const uint4*>(p));
+    const unsigned char* w = p - mis;
+    if (w >= lo && w + 32 <= hi) {
+        // Both aligned words around p belong to the row: two 16-byte loads, then a shift.
+        const uint4 x = __ldg(reinterpret_cast<const uint4*>(w));
+        const uint4 y = __ldg(reinterpret_cast<const uint4*>(w + 16));
+        return bytes_from(x, y, mis >> 2, (unsigned)(mis & 3) * 8u);
+    }
+    // Near the row's ends: the widest loads p's alignment allows.
+    uint4 v;
+    unsigned* out = reinterpret_cast<unsigned*>(&v);
+    if ((mis & 3) == 0) {
+        const unsigned* q = reinterpret_cast<const unsigned*>(p);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) out[k] = __ldg(q + k);
+    } else if ((mis & 1) == 0) {
+        const unsigned short* q = reinterpret_cast<const unsigned short*>(p);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) out[k] = (unsigned)__ldg(q + 2 * k) | ((unsigned)__ldg(q + 2 * k + 1) << 16);
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            out[k] = (unsigned)__ldg(p + 4 * k) | ((unsigned)__ldg(p + 4 * k + 1) << 8) |
+                     ((unsigned)__ldg(p + 4 * k + 2) << 16) | ((unsigned)__ldg(p + 4 * k + 3) << 24);
+        }
+    }
+    return v;
+}
+
+template <int E, typename I, int R, int J>
+__global__ void __launch_bounds__(CUDADML_BLOCK)
+gather_rows(const __grid_constant__ CopyBatch<I, R, J> batch) {
+    typedef typename Word<E>::type W;
+    const int j = find_job<J>(batch.block_start, batch.num_jobs);
+    const CopyJob<I, R>& job = batch.jobs[j];
+    const I base = (I)((int)blockIdx.x - batch.block_start[j]) * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+    const I row_bytes = job.row * (I)E;
+#pragma unroll
+    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+        const I idx = base + (I)k * CUDADML_BLOCK;
+        if (idx >= job.count) break;
+        I s, d;
+        const I chunk = locate(job, idx, s, d);
+        const unsigned char* src_row = reinterpret_cast<const unsigned char*>(job.src) + s * (I)E;
+        unsigned char* dst_row = reinterpret_cast<unsigned char*>(job.dst) + d * (I)E;
+        // Chunk c is the c-th 16-byte-aligned block of output addresses from the row's
+        // first one, cut to the row; the host gives each row ceil(bytes/16) + 1 chunks,
+        // enough for any alignment, so some chunks are empty.
+        const u64 row_start = reinterpret_cast<u64>(dst_row);
+        const u64 row_end = row_start + (u64)row_bytes;
+        u64 lo = (row_start & ~(u64)15) + 16 * (u64)chunk;
+        u64 hi = lo + 16;
+        if (lo < row_start) lo = row_start;
+        if (hi > row_end) hi = row_end;
+        if (lo >= hi) continue;
+        const unsigned char* from = src_row + (lo - row_start);
+        if (hi - lo == 16) {
+            *reinterpret_cast<uint4*>(lo) = load16(from, src_row, src_row + row_bytes);
+        } else {
+            // A partial chunk at a row end: element by element (both ends are element-aligned).
+            for (u64 a = lo; a < hi; a += E) {
+                *reinterpret_cast<W*>(a) = __ldg(reinterpret_cast<const W*>(from + (a - lo)));
+            }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+"""The array functions against NumPy indexing, on arrays of any layout, with ``out=`` views.
+
+Inputs are views with negative, zero and padded strides at odd byte offsets; ``out=`` is a
+strided view into a poisoned buffer, whose other bytes must stay untouched.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cudadml as cd
+from cudadml.testing import POISON, random_array, to_host
+
+DTYPES = [np.int8, np.float16, np.float32, np.uint64]
+HYPOTHESIS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@st.composite
+def arrays(draw, rng, xp, max_rank=6):
+    """A random-bit array of a random layout: a view (reversed axes, steps, a transposition,
+    a broadcast axis) into a larger buffer, at an element offset that breaks 16-byte alignment."""
+    dtype = np.dtype(draw(st.sampled_from(DTYPES)))
+    rank = draw(st.integers(1, max_rank))
+    shape = tuple(draw(st.integers(1, {1: 50, 2: 12, 3: 7}.get(rank, 4))) for _ in range(rank))
+    steps = [draw(st.sampled_from([1, 1, 2, -1, -2])) for _ in shape]
+    base = random_array(tuple(n * abs(s) + 1 for n, s in zip(shape, steps)), dtype, rng, xp)
+    view = base[tuple(slice(None, n * s, s) if s > 0 else slice(-1, -n * abs(s) - 1, s) for n, s in zip(shape, steps))]
+    if rank > 1 and draw(st.booleans()):
+        order = draw(st.permutations(range(rank)))
+        view = view.transpose(order)
+    if draw(st.booleans()):
+        axis = draw(st.integers(0, view.ndim - 1))
+        view = xp.broadcast_to(view.take([0], axis=axis), view.shape)
+    return view
+
+
+def out_view(shape, dtype, xp, rng):
+    """A strided, possibly reversed view into a poisoned buffer, and the buffer."""
+    if not shape:  # a 0-d result: one element in the middle of three
+        buffer, index = xp.empty(3, dtype), (1, Ellipsis)
+    else:
+        steps = [int(s) for s in rng.choice([1, 2, -1], size=len(shape))]
+        buffer = xp.empty(tuple(n * abs(s) + 2 for n, s in zip(shape, steps)), dtype)
+        index = tuple(slice(1, 1 + n * s, s) if s > 0 else slice(n * abs(s), 0, s) for n, s in zip(shape, steps))
+    buffer.view(np.uint8)[...] = POISON
+    return buffer[index], buffer, index
+
+
+def assert_written_exactly(buffer, index, expected):
+    """``buffer[index]`` equals ``expected`` bit for bit and every other byte is still poison."""
+    host = to_host(buffer)
+    assert host[index].tobytes() == np.ascontiguousarray(expected).tobytes()
+    mask = np.ones(host.shape, bool)
+    mask[index] = False
+    assert np.all(host[mask].view(np.uint8) == POISON)
+
+
+@st.composite
+def basic_keys(draw, shape):
+    key = []
+    for n in shape:
+        kind = draw(st.sampled_from(["slice", "slice", "slice", "int", "none"]))
+        if kind == "int":
+            key.append(draw(st.integers(-n, n - 1)))
+            continue
+        if kind == "none":
+            key.append(None)
+        start = draw(st.none() | st.integers(-n - 2, n + 2))
+        stop = draw(st.none() | st.integers(-n - 2, n + 2))
+        step = draw(st.none() | st.sampled_from([1, 2, 3, -1, -2, -5]))
+        key.append(slice(start, stop, step))
+    if draw(st.booleans()) and len(key) > 1:
+        cut = draw(st.integers(0, len(key) - 1))
+        key = key[:cut] + [Ellipsis] + [k for k in key[cut:] if k is None]
+    return tuple(key)
+
+
+@given(data=st.data())
+@HYPOTHESIS
+def test_strided_slice_matches_indexing(xp, rng, data):
+    x = data.draw(arrays(rng, xp))
+    key = data.draw(basic_keys(x.shape))
+    expected = np.asarray(to_host(x)[key])
+    got = cd.strided_slice(x, key)
+    assert type(got) is type(x) and got.shape == expected.shape and got.dtype == expected.dtype
+    assert to_host(got).tobytes() == np.ascontiguousarray(expected).tobytes()
+    if expected.size:
+        out, buffer, index = out_view(expected.shape, x.dtype, xp, rng)
+        assert cd.strided_slice(x, key, out=out) is out
+        assert_written_exactly(buffer, index, expected)
+
+
+@given(data=st.data())
+@HYPOTHESIS
+def test_strided_slice_grad_matches_assignment(xp, rng, data):
+    x = data.draw(arrays(rng, xp))
+    key = data.draw(basic_keys(x.shape))
+    dy_host = random_array(np.shape(to_host(x)[key]), x.dtype, rng)
+    expected = np.zeros(x.shape, x.dtype)
+    expected[key] = dy_host
+    out, buffer, index = out_view(x.shape, x.dtype, xp, rng)
+    assert cd.strided_slice_grad(xp.asarray(dy_host), x.shape, key, out=out) is out
+    assert_written_exactly(buffer, index, expected)
+
+
+@given(data=st.data())
+@HYPOTHESIS
+def test_split_and_join_match_numpy(xp, rng, data):
+    x = data.draw(arrays(rng, xp))
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    n = x.shape[axis]
+    sizes = data.draw(st.lists(st.integers(0, n), min_size=1, max_size=5).filter(lambda s: sum(s) <= n))
+    sizes = [*sizes, n - sum(sizes)]
+    host = to_host(x)
+    expected = np.split(host, np.cumsum(sizes)[:-1], axis=axis)
+    outs = [out_view(e.shape, x.dtype, xp, rng) for e in expected]
+    got = cd.split(x, sizes, axis=axis, out=[o for o, _, _ in outs])
+    assert all(g is o for g, (o, _, _) in zip(got, outs))
+    for (_, buffer, index), e in zip(outs, expected):
+        assert_written_exactly(buffer, index, e)
+    joined = cd.join(got, axis=axis)
+    assert to_host(joined).tobytes() == np.ascontiguousarray(host).tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.complex64, np.dtype("V2")])
+def test_any_plain_dtype_moves_as_bits_when_asked(xp, rng, dtype):
+    x = xp.asarray(random_array((5, 6), np.uint8, rng).view(dtype) if np.dtype(dtype).itemsize == 1
+                   else random_array((5, 6 * np.dtype(dtype).itemsize), np.uint8, rng).view(dtype))
+    with pytest.raises(TypeError, match="no DirectML tensor data type"):
+        cd.strided_slice(x, (slice(None, None, -1),))
+    got = cd.strided_slice(x, (slice(None, None, -1), slice(1, None, 2)), directml_types=False)
+    assert to_host(got).tobytes() == np.ascontiguousarray(to_host(x)[::-1, 1::2]).tobytes()
+
+
+def test_array_functions_on_spec_examples(xp):
+    grid = xp.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
+    assert to_host(cd.slice(grid, [0, 0, 1, 2], [1, 1, 3, 2]))[0, 0].tolist() == [[7, 8], [11, 12], [15, 16]]
+    assert to_host(cd.slice1(grid, [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, -2, 2]))[0, 0].tolist() == [[14, 16], [6, 8]]
+    dy = xp.asarray(np.array([[1, 3], [9, 11]], np.float32).reshape(1, 1, 2, 2))
+    grad = to_host(cd.slice_grad(dy, (1, 1, 4, 4), [0, 0, 0, 0], [1, 1, 4, 4], [1, 1, 2, 2]))[0, 0]
+    assert grad.tolist() == [[1, 0, 3, 0], [0, 0, 0, 0], [9, 0, 11, 0], [0, 0, 0, 0]]
+    split = xp.arange(1, 13, dtype=np.float32).reshape(1, 1, 6, 2)
+    parts = cd.split(split, [2, 1, 3], axis=2)
+    assert [to_host(p)[0, 0].tolist() for p in parts] == [[[1, 2], [3, 4]], [[5, 6]], [[7, 8], [9, 10], [11, 12]]]
+    assert [to_host(p)[0, 0, :, 0].tolist() for p in cd.split(split, 2, axis=3)] == [[1, 3, 5, 7, 9, 11],
+                                                                                    [2, 4, 6, 8, 10, 12]]
+    assert to_host(cd.join(parts, axis=2)).tolist() == to_host(split).tolist()
+
+
+ERRORS = [
+    (lambda xp: cd.slice(xp.ones((4, 4)), [0, 3], [1, 2], [1, 1]), cd.DescriptorError,
+     r"Slice: Offsets\[1\] \+ Strides\[1\] \* \(Sizes\[1\] - 1\) = 4 reads past InputTensor.Sizes\[1\] = 4"),
+    (lambda xp: cd.slice1(xp.ones((4, 4)), [0, 0], [4, 4], [1, 0]), cd.DescriptorError,
+     r"InputWindowStrides\[1\] = 0 must be non-zero"),
+    (lambda xp: cd.slice1(xp.ones((2, 2, 2)), [0] * 3, [2] * 3, feature_level="2_1"), cd.DescriptorError,
+     r"DimensionCount = 3 is not supported at feature level 2_1 \(supported: 4 to 5\)"),
+    (lambda xp: cd.split(xp.ones((5, 2)), 2), ValueError, "does not divide into 2 equal parts"),
+    (lambda xp: cd.split(xp.ones((5, 2)), [2, 2]), cd.DescriptorError, r"sum to 4, not InputTensor.Sizes\[0\] = 5"),
+    (lambda xp: cd.split(xp.ones((5, 2)), [2, 3], axis=2), np.exceptions.AxisError, "out of bounds"),
+    (lambda xp: cd.join([xp.ones((2, 2)), xp.ones((2, 3))]), cd.DescriptorError, r"InputTensors\[1\].Sizes\[1\] = 3"),
+    (lambda xp: cd.join([xp.ones(2, np.float32), xp.ones(2)]), TypeError, "dtype float64, xs"),
+    (lambda xp: cd.strided_slice(xp.ones((2, 3)), (0, 0, 0)), IndexError, "too many indices"),
+    (lambda xp: cd.strided_slice(xp.ones((2, 3)), (5,)), IndexError, "out of bounds for axis 0 with size 2"),
+    (lambda xp: cd.strided_slice(xp.ones((2, 3)), ([0, 1],)), TypeError, "only basic indices"),
+    (lambda xp: cd.strided_slice(xp.ones(9), slice(None), out=xp.ones(8)), ValueError, r"out has shape \(8,\)"),
+    (lambda xp: cd.strided_slice(xp.ones(9), slice(None), out=xp.ones(9, np.float32)), TypeError, "out has dtype"),
+    (lambda xp: cd.strided_slice(xp.ones((3, 3)), slice(None), out=xp.broadcast_to(xp.ones(3), (3, 3))),
+     ValueError, "overlaps itself"),
+    (lambda xp: cd.strided_slice_grad(xp.ones(3), (9,), slice(None, None, 2)), ValueError, r"x\[key\] has shape \(5,\)"),
+    (lambda xp: cd.slice1(xp.ones(()), [], []), ValueError, "0-dimensional"),
+]
+
+
+@pytest.mark.parametrize("call, error, message", ERRORS)
+def test_array_function_errors(xp, call, error, message):
+    with pytest.raises(error, match=message):
+        call(xp)
+
+
+def test_out_overlapping_input_is_rejected_and_untouched(xp, rng):
+    x = xp.asarray(random_array((8, 8), np.float32, rng))
+    before = to_host(x).copy()
+    with pytest.raises(ValueError, match="out overlaps input 0"):
+        cd.strided_slice(x, (slice(None, None, -1),), out=x)
+    assert to_host(x).tobytes() == before.tobytes()
+
+
+def test_empty_selections_follow_numpy(xp, rng):
+    x = xp.asarray(random_array((4, 5), np.int16, rng))
+    assert cd.strided_slice(x, (slice(3, 1),)).shape == (0, 5)
+    grad = cd.strided_slice_grad(xp.zeros((0, 5), np.int16), (4, 5), (slice(3, 1),))
+    assert not to_host(grad).any()
+    parts = cd.split(x, [0, 5, 0], axis=1)
+    assert [p.shape for p in parts] == [(4, 0), (4, 5), (4, 0)]
+    assert to_host(parts[1]).tobytes() == to_host(x).tobytes()

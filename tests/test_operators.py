@@ -1,0 +1,212 @@
+"""Every operator against the NumPy oracle, through descriptors and buffer bindings.
+
+Random valid descriptors (hypothesis): ranks 1 to 8, element widths 1/2/4/8, negative window
+strides, zero-stride and padded input tensors, padded output tensors. Inputs hold fresh random
+bits; outputs start poisoned inside canaried buffers, so an unwritten element or a stray write
+fails. Runs on the reference backend and, with a GPU, on the kernels (``xp`` fixture).
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cudadml as cd
+from cudadml.examples import EXAMPLES
+from cudadml.testing import TensorBuffer, random_array
+
+TYPES = [cd.TensorDataType.UINT8, cd.TensorDataType.FLOAT16, cd.TensorDataType.INT32, cd.TensorDataType.FLOAT64]
+HYPOTHESIS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def run(desc, inputs, xp):
+    """Execute ``desc`` on canaried buffers holding ``inputs``; returns the output buffers."""
+    bound_in = [TensorBuffer(t, xp).fill(v) for t, v in zip(desc.input_tensors, inputs)]
+    bound_out = [TensorBuffer(t, xp) for t in desc.output_tensors]
+    desc.compile().execute([b.binding for b in bound_in], [b.binding for b in bound_out])
+    return bound_out
+
+
+def stored(tensor, values):
+    """``values`` as a buffer laid out like ``tensor`` holds them: where zero strides alias
+    elements, the last write wins, so the oracle must read them back."""
+    return TensorBuffer(tensor).fill(values).host_elements()
+
+
+def assert_outputs(buffers, expected):
+    assert len(buffers) == len(expected)
+    for buffer, want in zip(buffers, expected):
+        got = buffer.host_elements()
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == np.ascontiguousarray(want).tobytes()  # bit-exact, NaN payloads too
+        assert buffer.untouched_outside(), "a byte outside the output's elements changed"
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
+def test_worked_examples(example, xp):
+    assert_outputs(run(example.desc, example.inputs, xp), example.expected)
+
+
+# ---- random tensors ------------------------------------------------------------------------------
+
+
+@st.composite
+def layouts(draw, sizes, output=False):
+    """Strides for ``sizes``: packed (None), padded, or (inputs only) broadcast with zeros."""
+    kind = draw(st.sampled_from(["packed", "padded"] if output else ["packed", "padded", "broadcast"]))
+    if kind == "packed":
+        return None
+    strides, step = [], 1
+    for size in reversed(sizes):
+        zero = kind == "broadcast" and draw(st.booleans())
+        strides.append(0 if zero else step)
+        step = step * size + (draw(st.integers(0, 3)) if kind == "padded" else 0)
+    return tuple(reversed(strides))
+
+
+@st.composite
+def tensor(draw, data_type, sizes, output=False):
+    strides = draw(layouts(sizes, output))
+    minimum = cd.calc_buffer_tensor_size(data_type, sizes, strides)
+    extra = draw(st.sampled_from([0, 0, 4, 36]))  # TotalTensorSizeInBytes past the minimum
+    return cd.BufferTensorDesc(data_type, sizes, strides, total_tensor_size_in_bytes=minimum + extra)
+
+
+@st.composite
+def shapes(draw, min_rank=1, max_rank=8):
+    rank = draw(st.integers(min_rank, max_rank))
+    cap = {1: 40, 2: 12, 3: 7}.get(rank, 4)
+    return tuple(draw(st.integers(1, cap)) for _ in range(rank))
+
+
+def logical(desc_tensor, rng):
+    """Random values for a tensor's elements, as its buffer will hold them."""
+    return stored(desc_tensor, random_array(desc_tensor.sizes, desc_tensor.data_type.numpy_dtype, rng))
+
+
+@st.composite
+def windows(draw, shape):
+    """SLICE1 window arrays within ``shape``, with signed non-zero strides and output sizes."""
+    offsets, sizes, strides, out = [], [], [], []
+    for n in shape:
+        offset = draw(st.integers(0, n - 1))
+        size = draw(st.integers(1, n - offset))
+        stride = draw(st.integers(1, 4)) * draw(st.sampled_from([1, -1]))
+        most = 1 + (size - 1) // abs(stride)
+        offsets.append(offset)
+        sizes.append(size)
+        strides.append(stride)
+        out.append(draw(st.integers(1, most)))
+    return offsets, sizes, strides, out
+
+
+def window_index(offsets, sizes, strides, out):
+    """Per axis, the input indices the forward slice reads (DirectML's CopyStart rule)."""
+    return np.ix_(*[
+        (o + s - 1 if st_ < 0 else o) + st_ * np.arange(n) for o, s, st_, n in zip(offsets, sizes, strides, out)
+    ])
+
+
+@given(data=st.data())
+@HYPOTHESIS
+def test_slice1_random(xp, rng, data):
+    data_type = data.draw(st.sampled_from(TYPES))
+    shape = data.draw(shapes())
+    offsets, sizes, strides, out = data.draw(windows(shape))
+    desc = cd.Slice1OperatorDesc(
+        data.draw(tensor(data_type, shape)), data.draw(tensor(data_type, out, output=True)), offsets, sizes, strides
+    )
+    x = logical(desc.input_tensor, rng)
+    assert_outputs(run(desc, [x], xp), [x[window_index(offsets, sizes, strides, out)]])
+
+
+@given(data=st.data())
+@HYPOTHESIS
+def test_slice_random(xp, rng, data):
+    data_type = data.draw(st.sampled_from(TYPES))
+    shape = data.draw(shapes())
+    offsets, sizes, strides = [], [], []
+    for n in shape:
+        stride = data.draw(st.integers(0, 3))
+        offset = data.draw(st.integers(0, n - 1))
+        size = data.draw(st.integers(1, 5)) if stride == 0 else data.draw(st.integers(1, (n - 1 - offset) // stride + 1))
+        offsets.append(offset)
+        sizes.append(size)
+        strides.append(stride)
+    desc = cd.SliceOperatorDesc(
+        data.draw(tensor(data_type, shape)), data.draw(tensor(data_type, sizes, output=True)), offsets, sizes, strides
+    )
+    x = logical(desc.input_tensor, rng)
+    index = np.ix_(*[o + s * np.arange(n) for o, s, n in zip(offsets, strides, sizes)])
+    assert_outputs(run(desc, [x], xp), [x[index]])
+
+
+@given(data=st.data())
+@HYPOTHESIS
+def test_slice_grad_random(xp, rng, data):
+    data_type = data.draw(st.sampled_from(TYPES))
+    shape = data.draw(shapes())
+    offsets, sizes, strides, out = data.draw(windows(shape))
+    desc = cd.SliceGradOperatorDesc(
+        data.draw(tensor(data_type, out)), data.draw(tensor(data_type, shape, output=True)), offsets, sizes, strides
+    )
+    dy = logical(desc.input_gradient_tensor, rng)
+    expected = np.zeros(shape, dy.dtype)
+    expected[window_index(offsets, sizes, strides, out)] = dy
+    assert_outputs(run(desc, [dy], xp), [expected])
+
+
+@st.composite
+def parts(draw, shape):
+    axis = draw(st.integers(0, len(shape) - 1))
+    total = shape[axis]
+    cuts = sorted(draw(st.sets(st.integers(1, total - 1), max_size=min(total - 1, 6)))) if total > 1 else []
+    bounds = [0, *cuts, total]
+    sizes = [b - a for a, b in zip(bounds, bounds[1:])]
+    return axis, [shape[:axis] + (s,) + shape[axis + 1:] for s in sizes], cuts
+
+
+@given(data=st.data())
+@HYPOTHESIS
+def test_split_random(xp, rng, data):
+    data_type = data.draw(st.sampled_from(TYPES))
+    shape = data.draw(shapes())
+    axis, part_shapes, cuts = data.draw(parts(shape))
+    desc = cd.SplitOperatorDesc(
+        data.draw(tensor(data_type, shape)), [data.draw(tensor(data_type, s, output=True)) for s in part_shapes], axis
+    )
+    x = logical(desc.input_tensor, rng)
+    assert_outputs(run(desc, [x], xp), np.split(x, cuts, axis=axis))
+
+
+@given(data=st.data())
+@HYPOTHESIS
+def test_join_random(xp, rng, data):
+    data_type = data.draw(st.sampled_from(TYPES))
+    shape = data.draw(shapes())
+    axis, part_shapes, _ = data.draw(parts(shape))
+    desc = cd.JoinOperatorDesc(
+        [data.draw(tensor(data_type, s)) for s in part_shapes], data.draw(tensor(data_type, shape, output=True)), axis
+    )
+    xs = [logical(t, rng) for t in desc.input_tensors]
+    assert_outputs(run(desc, xs, xp), [np.concatenate(xs, axis=axis)])
+
+
+def test_split_of_many_outputs_is_one_batch(xp, rng):
+    """Past the largest compiled batch capacity SPLIT still runs (in groups) and is exact."""
+    x = random_array((300, 3, 5), np.float32, rng)
+    t = cd.TensorDataType.FLOAT32
+    desc = cd.SplitOperatorDesc(cd.BufferTensorDesc(t, x.shape), [cd.BufferTensorDesc(t, (1, 3, 5))] * 300, 0)
+    assert_outputs(run(desc, [x], xp), np.split(x, 300, axis=0))
+
+
+def test_execute_reuses_compiled_operator_with_new_data(xp, rng):
+    desc = EXAMPLES[3].desc
+    compiled = desc.compile()
+    for _ in range(3):
+        x = logical(desc.input_tensor, rng)
+        source = TensorBuffer(desc.input_tensor, xp).fill(x)
+        target = TensorBuffer(desc.output_tensor, xp)
+        compiled.execute([source.binding], [target.binding])
+        assert_outputs([target], [x[window_index(desc.input_window_offsets, desc.input_window_sizes,
+                                                 desc.input_window_strides, desc.output_tensor.sizes)]])
