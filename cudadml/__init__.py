@@ -19,7 +19,7 @@ from .operators import (
     SplitOperatorDesc,
 )
 from .tensor import BufferTensorDesc, calc_buffer_tensor_size
-from .types import FeatureLevel, TensorDataType, TensorFlags
+from .enums import FeatureLevel, TensorDataType, TensorFlags
 
 __version__ = "0.1.0"
 

@@ -20,7 +20,7 @@ def is_cupy_array(a) -> bool:
 def address_of(a) -> int:
     """Byte address of element 0 of a NumPy or CuPy array."""
     if isinstance(a, np.ndarray):
-        return a.__array_interface__["data"][0]
+        return a.ctypes.data
     return a.data.ptr
 
 

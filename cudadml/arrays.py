@@ -4,8 +4,9 @@ Each function builds the DirectML descriptor of the call (so every DirectML rule
 with the same messages), lowers it with the strides of the actual arrays (negative and zero
 strides included), and runs the plan: NumPy arrays on the host reference backend, CuPy
 arrays (or anything exposing ``__cuda_array_interface__`` or ``__dlpack__`` on a CUDA
-device) through the CUDA kernels. Validated plans are cached by everything they depend on,
-so a repeated call skips validation.
+device) through the CUDA kernels. Everything a call derives from its arguments' shapes,
+strides and parameters (validation, plan, kernel launches) is cached under those, so a
+repeated call only allocates its result and launches.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from collections import OrderedDict
 import numpy as np
 
 from . import _memory
-from .compiled import run_plan
+from .backends import execute, kernels
+from .enums import TensorDataType
 from .errors import int_tuple
 from .operators import (
     JoinOperatorDesc,
@@ -27,23 +29,39 @@ from .operators import (
     SplitOperatorDesc,
 )
 from .tensor import BufferTensorDesc
-from .types import FeatureLevel, TensorDataType
 
 __all__ = ["join", "slice", "slice1", "slice_grad", "split", "strided_slice", "strided_slice_grad"]
 
-_PLAN_CACHE: OrderedDict = OrderedDict()
-_PLAN_CACHE_SIZE = 1024
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_SIZE = 1024
 
 
-def _cached_plan(key, build):
-    """The plan for ``key``, built (and so validated) by ``build()`` on first use."""
-    plan = _PLAN_CACHE.get(key)
-    if plan is None:
-        plan = build()
-        _PLAN_CACHE[key] = plan
-        if len(_PLAN_CACHE) > _PLAN_CACHE_SIZE:
-            _PLAN_CACHE.popitem(last=False)
-    return plan
+class _Prepared:
+    """A call's cached work: its plan (``None`` when there is nothing to move), the CUDA
+    launches for CuPy calls, its result shapes, and which results the plan writes."""
+
+    __slots__ = ("bound", "launches", "plan", "shapes")
+
+    def __init__(self, kind, plan, shapes, bound):
+        self.plan, self.shapes, self.bound = plan, shapes, bound
+        self.launches = kernels.prepare(plan) if kind == "cupy" and plan is not None else None
+
+
+def _prepared(kind, key, build) -> _Prepared:
+    """The cached work for ``key``; on a miss ``build()`` validates and returns
+    ``(plan, shapes, bound)``. Nothing is cached for a call that fails validation."""
+    entry = _CACHE.get(key)
+    if entry is None:
+        entry = _Prepared(kind, *build())
+        _CACHE[key] = entry
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return entry
+
+
+def _execute(kind, entry, inputs, outputs, stream):
+    execute(kind, entry.plan, entry.launches, [(a, _memory.address_of(a)) for a in inputs],
+            [(a, _memory.address_of(a)) for a in outputs], stream)
 
 
 def _as_array(x):
@@ -63,11 +81,12 @@ def _as_array(x):
     return "numpy", np.asarray(x)
 
 
-def _same_kind(arrays, name):
-    kinds = [_as_array(a) for a in arrays]
-    if len({k for k, _ in kinds}) > 1:
-        raise TypeError(f"{name}: arrays mix host (NumPy) and device (CuPy) memory")
-    return kinds[0][0], [a for _, a in kinds]
+def _input(x):
+    """``(kind, array)`` for an input; strides that are not whole elements (NumPy only) get a copy."""
+    kind, x = _as_array(x)
+    if any(s % x.itemsize for s in x.strides):
+        x = np.ascontiguousarray(x)
+    return kind, x
 
 
 def _data_type(dtype, directml_types: bool) -> TensorDataType:
@@ -86,11 +105,12 @@ def _element_strides(a) -> tuple[int, ...]:
     return tuple(s // a.itemsize for s in a.strides)
 
 
-def _contiguous_elements(kind, a):
-    """``a`` itself, or a copy where a stride is not a whole number of elements (NumPy only)."""
-    if any(s % a.itemsize for s in a.strides):
-        return np.ascontiguousarray(a)
-    return a
+def _packed_strides(shape) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
 
 
 def _shape_of(a, name):
@@ -99,8 +119,27 @@ def _shape_of(a, name):
     return a.shape
 
 
-def _prepare_out(kind, out, shape, dtype, name, inputs):
-    """A fresh output, or ``out`` checked to be a writable, non-self-overlapping array of
+def _given_out(kind, out, name):
+    """``out`` as an array of ``kind`` (``None`` stays ``None``)."""
+    if out is None:
+        return None
+    out_kind, out = _as_array(out)
+    if out_kind != kind:
+        raise TypeError(f"{name}: out is in {out_kind} memory but the input is in {kind} memory")
+    return out
+
+
+def _out_strides(out):
+    """Element strides of a given ``out`` for the cache key; ``None`` for a fresh (packed) result."""
+    if out is None:
+        return None
+    if any(s % out.itemsize for s in out.strides):
+        raise ValueError("out has a stride that is not a whole number of elements")
+    return _element_strides(out)
+
+
+def _result(kind, out, shape, dtype, name, inputs):
+    """A fresh result, or ``out`` checked to be a writable, non-self-overlapping array of
     ``shape`` and ``dtype`` that shares no memory with ``inputs``."""
     if out is None:
         if kind == "numpy":
@@ -108,15 +147,10 @@ def _prepare_out(kind, out, shape, dtype, name, inputs):
         import cupy
 
         return cupy.empty(shape, dtype)
-    out_kind, out = _as_array(out)
-    if out_kind != kind:
-        raise TypeError(f"{name}: out is in {out_kind} memory but the input is in {kind} memory")
     if out.shape != tuple(shape):
         raise ValueError(f"{name}: out has shape {out.shape}; the result has shape {tuple(shape)}")
     if out.dtype != dtype:
         raise TypeError(f"{name}: out has dtype {out.dtype}; the result has dtype {dtype}")
-    if any(s % out.itemsize for s in out.strides):
-        raise ValueError(f"{name}: out has a stride that is not a whole number of elements")
     for axis, (n, s) in enumerate(zip(out.shape, out.strides)):
         if s == 0 and n > 1:
             raise ValueError(f"{name}: out has stride 0 on axis {axis} of size {n}, so it overlaps itself")
@@ -129,37 +163,11 @@ def _prepare_out(kind, out, shape, dtype, name, inputs):
     return out
 
 
-def _level_key(feature_level):
-    return FeatureLevel.coerce(feature_level)
+def _tensor(data_type, shape):
+    return BufferTensorDesc(data_type, shape)
 
 
-def _launch(kind, plan, inputs, outputs, stream):
-    run_plan(
-        kind, plan,
-        [(a, _memory.address_of(a)) for a in inputs],
-        [(a, _memory.address_of(a)) for a in outputs],
-        stream=stream,
-    )
-
-
-def _slice_like(name, build_desc, x, out_shape, params, out, feature_level, stream, directml_types):
-    """Shared body of ``slice`` and ``slice1``: one input, one output, one descriptor."""
-    kind, x = _as_array(x)
-    x = _contiguous_elements(kind, x)
-    shape = _shape_of(x, name)
-    data_type = _data_type(x.dtype, directml_types)
-    level = _level_key(feature_level)
-    out_shape = int_tuple(out_shape, "output sizes", name)
-    out = _prepare_out(kind, out, out_shape, x.dtype, name, [x])
-    key = (name, params, shape, _element_strides(x), data_type, out_shape, _element_strides(out), level)
-    plan = _cached_plan(key, lambda: build_desc(
-        BufferTensorDesc(data_type, shape), BufferTensorDesc(data_type, out_shape), level,
-    ).to_plan([_element_strides(x)], [_element_strides(out)]))
-    _launch(kind, plan, [x], [out], stream)
-    return out
-
-
-def slice(x, offsets, sizes, strides=None, *, out=None, feature_level=None, stream=None, directml_types=True):  # noqa: A001
+def slice(x, offsets, sizes, strides=None, *, out=None, feature_level=None, stream=None, directml_types=True):
     """DirectML SLICE on an array: ``out[c] = x[offsets + strides * c]``.
 
     Parameters
@@ -198,14 +206,37 @@ def slice(x, offsets, sizes, strides=None, *, out=None, feature_level=None, stre
     array([[[[ 5.,  8.],
              [13., 16.]]]], dtype=float32)
     """
-    ndim = np.ndim(x)
-    strides = (1,) * ndim if strides is None else strides
-    params = (int_tuple(offsets, "Offsets", "Slice"), int_tuple(sizes, "Sizes", "Slice"),
-              int_tuple(strides, "Strides", "Slice"))
-    return _slice_like(
-        "Slice", lambda i, o, level: SliceOperatorDesc(i, o, *params, feature_level=level),
-        x, params[1], params, out, feature_level, stream, directml_types,
-    )
+    kind, x = _input(x)
+    out = _given_out(kind, out, "Slice")
+    shape = _shape_of(x, "Slice")
+    offsets = int_tuple(offsets, "Offsets", "Slice")
+    sizes = int_tuple(sizes, "Sizes", "Slice")
+    strides = (1,) * len(shape) if strides is None else int_tuple(strides, "Strides", "Slice")
+    key = ("Slice", kind, offsets, sizes, strides, shape, x.strides, x.dtype, _out_strides(out), feature_level,
+           directml_types)
+
+    def build():
+        data_type = _data_type(x.dtype, directml_types)
+        desc = SliceOperatorDesc(_tensor(data_type, shape), _tensor(data_type, sizes), offsets, sizes, strides,
+                                 feature_level=feature_level)
+        return _plan_one(desc, x, out, sizes), (sizes,), (0,)
+
+    return _run_one("Slice", kind, key, build, x, out, stream)
+
+
+def _plan_one(desc, x, out, out_shape, in_strides=None, out_strides=None):
+    """Lower a one-input, one-output descriptor with the strides of the arrays it will bind."""
+    if out_strides is None:
+        out_strides = _packed_strides(out_shape) if out is None else _element_strides(out)
+    return desc.to_plan([in_strides or _element_strides(x)], [out_strides])
+
+
+def _run_one(name, kind, key, build, x, out, stream):
+    entry = _prepared(kind, key, build)
+    out = _result(kind, out, entry.shapes[0], x.dtype, name, [x])
+    if entry.plan is not None:
+        _execute(kind, entry, [x], [out], stream)
+    return out
 
 
 def slice1(x, window_offsets, window_sizes, window_strides=None, *, output_sizes=None, out=None,
@@ -236,35 +267,26 @@ def slice1(x, window_offsets, window_sizes, window_strides=None, *, output_sizes
     array([[14., 16.],
            [ 6.,  8.]], dtype=float32)
     """
-    ndim = np.ndim(x)
+    kind, x = _input(x)
+    out = _given_out(kind, out, "Slice1")
+    shape = _shape_of(x, "Slice1")
     offsets = int_tuple(window_offsets, "InputWindowOffsets", "Slice1")
     sizes = int_tuple(window_sizes, "InputWindowSizes", "Slice1")
-    strides = int_tuple((1,) * ndim if window_strides is None else window_strides, "InputWindowStrides", "Slice1")
+    strides = int_tuple((1,) * len(shape) if window_strides is None else window_strides, "InputWindowStrides",
+                        "Slice1")
     if output_sizes is None:
-        output_sizes = tuple(1 + (s - 1) // abs(st) if st and s > 0 else s for s, st in zip(sizes, strides))
-    params = (offsets, sizes, strides)
-    return _slice_like(
-        "Slice1", lambda i, o, level: Slice1OperatorDesc(i, o, *params, feature_level=level),
-        x, output_sizes, params, out, feature_level, stream, directml_types,
-    )
+        output_sizes = tuple(1 + (n - 1) // abs(st) if st and n > 0 else n for n, st in zip(sizes, strides))
+    output_sizes = int_tuple(output_sizes, "output_sizes", "Slice1")
+    key = ("Slice1", kind, offsets, sizes, strides, output_sizes, shape, x.strides, x.dtype, _out_strides(out),
+           feature_level, directml_types)
 
+    def build():
+        data_type = _data_type(x.dtype, directml_types)
+        desc = Slice1OperatorDesc(_tensor(data_type, shape), _tensor(data_type, output_sizes), offsets, sizes,
+                                  strides, feature_level=feature_level)
+        return _plan_one(desc, x, out, output_sizes), (output_sizes,), (0,)
 
-def _slice_grad(name, dy, input_shape, dy_sizes, dy_strides, params, out, feature_level, stream,
-                directml_types, kind):
-    """Shared body of ``slice_grad`` and ``strided_slice_grad``. ``dy`` is read as a tensor of
-    ``dy_sizes`` with element strides ``dy_strides`` (the two differ from ``dy.shape`` when
-    indexing dropped or added axes)."""
-    data_type = _data_type(dy.dtype, directml_types)
-    level = _level_key(feature_level)
-    input_shape = int_tuple(input_shape, "input_shape", name)
-    out = _prepare_out(kind, out, input_shape, dy.dtype, name, [dy])
-    key = (name, params, dy_sizes, dy_strides, data_type, input_shape, _element_strides(out), level)
-    plan = _cached_plan(key, lambda: SliceGradOperatorDesc(
-        BufferTensorDesc(data_type, dy_sizes), BufferTensorDesc(data_type, input_shape), *params,
-        feature_level=level,
-    ).to_plan([dy_strides], [_element_strides(out)]))
-    _launch(kind, plan, [dy], [out], stream)
-    return out
+    return _run_one("Slice1", kind, key, build, x, out, stream)
 
 
 def slice_grad(dy, input_shape, window_offsets, window_sizes, window_strides=None, *, out=None,
@@ -297,15 +319,24 @@ def slice_grad(dy, input_shape, window_offsets, window_sizes, window_strides=Non
            [ 9,  0, 11,  0],
            [ 0,  0,  0,  0]], dtype=int32)
     """
-    kind, dy = _as_array(dy)
-    dy = _contiguous_elements(kind, dy)
+    kind, dy = _input(dy)
+    out = _given_out(kind, out, "SliceGrad")
     shape = _shape_of(dy, "SliceGrad")
+    input_shape = int_tuple(input_shape, "input_shape", "SliceGrad")
     offsets = int_tuple(window_offsets, "InputWindowOffsets", "SliceGrad")
     sizes = int_tuple(window_sizes, "InputWindowSizes", "SliceGrad")
-    strides = int_tuple((1,) * len(shape) if window_strides is None else window_strides,
-                        "InputWindowStrides", "SliceGrad")
-    return _slice_grad("SliceGrad", dy, input_shape, shape, _element_strides(dy), (offsets, sizes, strides),
-                       out, feature_level, stream, directml_types, kind)
+    strides = int_tuple((1,) * len(shape) if window_strides is None else window_strides, "InputWindowStrides",
+                        "SliceGrad")
+    key = ("SliceGrad", kind, offsets, sizes, strides, input_shape, shape, dy.strides, dy.dtype, _out_strides(out),
+           feature_level, directml_types)
+
+    def build():
+        data_type = _data_type(dy.dtype, directml_types)
+        desc = SliceGradOperatorDesc(_tensor(data_type, shape), _tensor(data_type, input_shape), offsets, sizes,
+                                     strides, feature_level=feature_level)
+        return _plan_one(desc, dy, out, input_shape), (input_shape,), (0,)
+
+    return _run_one("SliceGrad", kind, key, build, dy, out, stream)
 
 
 def _normalize_axis(axis, ndim, name):
@@ -316,6 +347,18 @@ def _normalize_axis(axis, ndim, name):
     if not -ndim <= axis < ndim:
         raise np.exceptions.AxisError(axis, ndim)
     return axis % ndim
+
+
+def _split_sizes(split_sizes, n, axis):
+    if isinstance(split_sizes, (int, np.integer)) and not isinstance(split_sizes, bool):
+        parts = int(split_sizes)
+        if parts < 1 or n % parts:
+            raise ValueError(f"Split: axis {axis} of size {n} does not divide into {parts} equal parts; pass the sizes")
+        return (n // parts,) * parts
+    sizes = int_tuple(split_sizes, "split_sizes", "Split")
+    if any(s < 0 for s in sizes):
+        raise ValueError(f"Split: split_sizes {sizes} has a negative size")
+    return sizes
 
 
 def split(x, split_sizes, axis=0, *, out=None, feature_level=None, stream=None, directml_types=True):
@@ -346,37 +389,34 @@ def split(x, split_sizes, axis=0, *, out=None, feature_level=None, stream=None, 
     >>> [p.shape for p in cd.split(x, [2, 1, 3], axis=2)]
     [(1, 1, 2, 2), (1, 1, 1, 2), (1, 1, 3, 2)]
     """
-    kind, x = _as_array(x)
-    x = _contiguous_elements(kind, x)
+    kind, x = _input(x)
     shape = _shape_of(x, "Split")
     axis = _normalize_axis(axis, len(shape), "Split")
-    n = shape[axis]
-    if isinstance(split_sizes, (int, np.integer)) and not isinstance(split_sizes, bool):
-        parts = int(split_sizes)
-        if parts < 1 or n % parts:
-            raise ValueError(f"Split: axis {axis} of size {n} does not divide into {parts} equal parts; pass the sizes")
-        sizes = (n // parts,) * parts
-    else:
-        sizes = int_tuple(split_sizes, "split_sizes", "Split")
-        if any(s < 0 for s in sizes):
-            raise ValueError(f"Split: split_sizes {sizes} has a negative size")
-    shapes = [shape[:axis] + (s,) + shape[axis + 1:] for s in sizes]
+    sizes = _split_sizes(split_sizes, shape[axis], axis)
+    if out is not None:
+        if len(out) != len(sizes):
+            raise ValueError(f"Split: {len(out)} out arrays for {len(sizes)} parts")
+        out = [_given_out(kind, o, f"Split out[{k}]") for k, o in enumerate(out)]
+    key = ("Split", kind, sizes, axis, shape, x.strides, x.dtype,
+           None if out is None else tuple(_out_strides(o) for o in out), feature_level, directml_types)
+
+    def build():
+        shapes = tuple((*shape[:axis], s, *shape[axis + 1:]) for s in sizes)
+        bound = tuple(k for k, s in enumerate(sizes) if s)  # DirectML tensors cannot be empty
+        data_type = _data_type(x.dtype, directml_types)
+        desc = SplitOperatorDesc(_tensor(data_type, shape), [_tensor(data_type, shapes[k]) for k in bound], axis,
+                                 feature_level=feature_level)
+        out_strides = [_packed_strides(shapes[k]) if out is None else _element_strides(out[k]) for k in bound]
+        return desc.to_plan([_element_strides(x)], out_strides), shapes, bound
+
+    entry = _prepared(kind, key, build)
     if out is None:
-        out = [None] * len(shapes)
-    elif len(out) != len(shapes):
-        raise ValueError(f"Split: {len(out)} out arrays for {len(shapes)} parts")
-    outs = [_prepare_out(kind, o, s, x.dtype, f"Split out[{k}]", [x]) for k, (o, s) in enumerate(zip(out, shapes))]
-    _check_disjoint(outs, "Split")
-    filled = [k for k, s in enumerate(sizes) if s]  # DirectML tensors cannot be empty
-    data_type = _data_type(x.dtype, directml_types)
-    level = _level_key(feature_level)
-    key = ("Split", axis, tuple(sizes), shape, _element_strides(x), data_type,
-           tuple(_element_strides(outs[k]) for k in filled), level)
-    plan = _cached_plan(key, lambda: SplitOperatorDesc(
-        BufferTensorDesc(data_type, shape), [BufferTensorDesc(data_type, shapes[k]) for k in filled], axis,
-        feature_level=level,
-    ).to_plan([_element_strides(x)], [_element_strides(outs[k]) for k in filled]))
-    _launch(kind, plan, [x], [outs[k] for k in filled], stream)
+        outs = [_result(kind, None, s, x.dtype, "Split", ()) for s in entry.shapes]
+    else:
+        outs = [_result(kind, o, s, x.dtype, f"Split out[{k}]", [x])
+                for k, (o, s) in enumerate(zip(out, entry.shapes))]
+        _check_disjoint(outs, "Split")
+    _execute(kind, entry, [x], [outs[k] for k in entry.bound], stream)
     return outs
 
 
@@ -412,32 +452,51 @@ def join(xs, axis=0, *, out=None, feature_level=None, stream=None, directml_type
     """
     if not hasattr(xs, "__len__") or not len(xs):
         raise ValueError("Join: needs at least one array")
-    kind, xs = _same_kind(xs, "Join")
-    xs = [_contiguous_elements(kind, a) for a in xs]
-    shapes = [_shape_of(a, "Join") for a in xs]
-    for k, a in enumerate(xs[1:], 1):
-        if a.dtype != xs[0].dtype:
-            raise TypeError(f"Join: xs[{k}] has dtype {a.dtype}, xs[0] has {xs[0].dtype}")
-    axis = _normalize_axis(axis, len(shapes[0]), "Join")
-    if any(len(s) != len(shapes[0]) for s in shapes):
-        raise ValueError(f"Join: arrays of different ranks {[len(s) for s in shapes]}")
-    total = sum(s[axis] for s in shapes)
-    out_shape = shapes[0][:axis] + (total,) + shapes[0][axis + 1:]
-    filled = [k for k, s in enumerate(shapes) if s[axis]]
-    data_type = _data_type(xs[0].dtype, directml_types)
-    level = _level_key(feature_level)
-    out = _prepare_out(kind, out, out_shape, xs[0].dtype, "Join", xs)
-    key = ("Join", axis, tuple(shapes), tuple(_element_strides(a) for a in xs), data_type,
-           _element_strides(out), level)
-    plan = _cached_plan(key, lambda: JoinOperatorDesc(
-        [BufferTensorDesc(data_type, shapes[k]) for k in filled], BufferTensorDesc(data_type, out_shape), axis,
-        feature_level=level,
-    ).to_plan([_element_strides(xs[k]) for k in filled], [_element_strides(out)]))
-    _launch(kind, plan, [xs[k] for k in filled], [out], stream)
+    arrays = [_input(a) for a in xs]
+    kind = arrays[0][0]
+    if any(k != kind for k, _ in arrays):
+        raise TypeError("Join: arrays mix host (NumPy) and device (CuPy) memory")
+    xs = [a for _, a in arrays]
+    dtype = xs[0].dtype
+    for k, a in enumerate(xs):
+        if a.dtype != dtype:
+            raise TypeError(f"Join: xs[{k}] has dtype {a.dtype}, xs[0] has {dtype}")
+    out = _given_out(kind, out, "Join")
+    layouts = tuple((_shape_of(a, "Join"), a.strides) for a in xs)
+    key = ("Join", kind, axis, layouts, dtype, _out_strides(out), feature_level, directml_types)
+
+    def build():
+        shapes = [shape for shape, _ in layouts]
+        ax = _normalize_axis(axis, len(shapes[0]), "Join")
+        if any(len(s) != len(shapes[0]) for s in shapes):
+            raise ValueError(f"Join: arrays of different ranks {[len(s) for s in shapes]}")
+        total = sum(s[ax] for s in shapes)
+        out_shape = (*shapes[0][:ax], total, *shapes[0][ax + 1:])
+        bound = tuple(k for k, s in enumerate(shapes) if s[ax])  # DirectML tensors cannot be empty
+        data_type = _data_type(dtype, directml_types)
+        desc = JoinOperatorDesc([_tensor(data_type, shapes[k]) for k in bound], _tensor(data_type, out_shape), ax,
+                                feature_level=feature_level)
+        out_strides = _packed_strides(out_shape) if out is None else _element_strides(out)
+        return desc.to_plan([_element_strides(xs[k]) for k in bound], [out_strides]), (out_shape,), bound
+
+    entry = _prepared(kind, key, build)
+    out = _result(kind, out, entry.shapes[0], dtype, "Join", xs)
+    _execute(kind, entry, [xs[k] for k in entry.bound], [out], stream)
     return out
 
 
 # ---- basic indexing -----------------------------------------------------------------------------
+
+
+def _key_token(key):
+    """``key`` as a hashable cache key (slices are unhashable before Python 3.12); bools are
+    tagged so they never share an entry with the integers they equal."""
+    key = key if isinstance(key, tuple) else (key,)
+    return tuple(
+        (k.start, k.stop, k.step, "slice") if isinstance(k, _pyslice)
+        else (k, "bool") if isinstance(k, (bool, np.bool_)) else k
+        for k in key
+    )
 
 
 def _parse_key(key, shape):
@@ -497,10 +556,19 @@ def _window_params(windows):
     return tuple(offsets), tuple(sizes), tuple(strides)
 
 
-def _mapped_strides(a, axis_map):
-    """Element strides of ``a`` (the indexed result) for each input axis (0 where dropped)."""
-    strides = _element_strides(a)
+def _mapped_strides(strides, axis_map):
+    """Element strides of the indexed result for each input axis (0 where an index dropped it)."""
     return tuple(0 if r is None else strides[r] for r in axis_map)
+
+
+def _indexing_key(name, key, shape):
+    try:
+        token = _key_token(key)
+        hash(token)
+    except TypeError:  # an unhashable (so non-basic) index: let the parser say what is wrong
+        _parse_key(key, shape)
+        raise
+    return token
 
 
 def strided_slice(x, key, *, out=None, feature_level=None, stream=None, directml_types=True):
@@ -513,26 +581,29 @@ def strided_slice(x, key, *, out=None, feature_level=None, stream=None, directml
     --------
     >>> import numpy as np, cudadml as cd
     >>> x = np.arange(12).reshape(3, 4)
-    >>> cd.strided_slice(x, (slice(None, None, -2), 1))
+    >>> cd.strided_slice(x, np.s_[::-2, 1])
     array([9, 1])
     """
-    kind, x = _as_array(x)
-    x = _contiguous_elements(kind, x)
-    windows, result_shape, axis_map = _parse_key(key, _shape_of(x, "strided_slice"))
-    out = _prepare_out(kind, out, result_shape, x.dtype, "strided_slice", [x])
-    if out.size == 0:
-        return out
-    params = _window_params(windows)
-    counts = tuple(c for _, _, c in windows)
-    data_type = _data_type(x.dtype, directml_types)
-    level = _level_key(feature_level)
-    cache_key = ("strided_slice", params, x.shape, _element_strides(x), data_type, counts,
-                 _mapped_strides(out, axis_map), level)
-    plan = _cached_plan(cache_key, lambda: Slice1OperatorDesc(
-        BufferTensorDesc(data_type, x.shape), BufferTensorDesc(data_type, counts), *params, feature_level=level,
-    ).to_plan([_element_strides(x)], [_mapped_strides(out, axis_map)]))
-    _launch(kind, plan, [x], [out], stream)
-    return out
+    kind, x = _input(x)
+    out = _given_out(kind, out, "strided_slice")
+    shape = _shape_of(x, "strided_slice")
+    cache_key = ("strided_slice", kind, _indexing_key("strided_slice", key, shape), shape, x.strides, x.dtype,
+                 _out_strides(out), feature_level, directml_types)
+
+    def build():
+        windows, result_shape, axis_map = _parse_key(key, shape)
+        if 0 in result_shape:
+            return None, (result_shape,), ()
+        counts = tuple(c for _, _, c in windows)
+        params = _window_params(windows)
+        data_type = _data_type(x.dtype, directml_types)
+        desc = Slice1OperatorDesc(_tensor(data_type, shape), _tensor(data_type, counts), *params,
+                                  feature_level=feature_level)
+        result_strides = _packed_strides(result_shape) if out is None else _element_strides(out)
+        return _plan_one(desc, x, out, counts, out_strides=_mapped_strides(result_strides, axis_map)), \
+            (result_shape,), (0,)
+
+    return _run_one("strided_slice", kind, cache_key, build, x, out, stream)
 
 
 def strided_slice_grad(dy, input_shape, key, *, out=None, feature_level=None, stream=None, directml_types=True):
@@ -542,19 +613,32 @@ def strided_slice_grad(dy, input_shape, key, *, out=None, feature_level=None, st
     Examples
     --------
     >>> import numpy as np, cudadml as cd
-    >>> cd.strided_slice_grad(np.array([7, 8]), (5,), slice(None, None, -3))
-    array([8, 0, 0, 0, 7])
+    >>> cd.strided_slice_grad(np.array([7, 8]), (5,), np.s_[::-3])
+    array([0, 8, 0, 0, 7])
     """
-    kind, dy = _as_array(dy)
-    dy = _contiguous_elements(kind, dy)
+    kind, dy = _input(dy)
+    out = _given_out(kind, out, "strided_slice_grad")
     input_shape = int_tuple(input_shape, "input_shape", "strided_slice_grad")
-    windows, result_shape, axis_map = _parse_key(key, input_shape)
-    if dy.shape != result_shape:
-        raise ValueError(f"strided_slice_grad: dy has shape {dy.shape}; x[key] has shape {result_shape}")
-    counts = tuple(c for _, _, c in windows)
-    if dy.size == 0:
-        out = _prepare_out(kind, out, input_shape, dy.dtype, "strided_slice_grad", [dy])
-        out[...] = 0
-        return out
-    return _slice_grad("strided_slice_grad", dy, input_shape, counts, _mapped_strides(dy, axis_map),
-                       _window_params(windows), out, feature_level, stream, directml_types, kind)
+    cache_key = ("strided_slice_grad", kind, _indexing_key("strided_slice_grad", key, input_shape), input_shape,
+                 dy.shape, dy.strides, dy.dtype, _out_strides(out), feature_level, directml_types)
+
+    def build():
+        windows, result_shape, axis_map = _parse_key(key, input_shape)
+        if dy.shape != result_shape:
+            raise ValueError(f"strided_slice_grad: dy has shape {dy.shape}; x[key] has shape {result_shape}")
+        if dy.size == 0:
+            return None, (input_shape,), ()
+        counts = tuple(c for _, _, c in windows)
+        data_type = _data_type(dy.dtype, directml_types)
+        desc = SliceGradOperatorDesc(_tensor(data_type, counts), _tensor(data_type, input_shape),
+                                     *_window_params(windows), feature_level=feature_level)
+        return _plan_one(desc, dy, out, input_shape, in_strides=_mapped_strides(_element_strides(dy), axis_map)), \
+            (input_shape,), (0,)
+
+    entry = _prepared(kind, cache_key, build)
+    out = _result(kind, out, entry.shapes[0], dy.dtype, "strided_slice_grad", [dy])
+    if entry.plan is None:
+        out[...] = 0  # nothing was read: the whole gradient is zero
+    else:
+        _execute(kind, entry, [dy], [out], stream)
+    return out

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _memory
-from .backends import gpu_status, kernels, reference
+from .backends import execute, gpu_status, kernels
 from .errors import BindingError, Violations
 from .tensor import MIN_BINDING_ALIGNMENT
 
@@ -79,12 +79,13 @@ class CompiledOperator:
         self.desc = desc
         self.plan = desc.to_plan()
         self.device = device
+        self.launches = kernels.prepare(self.plan)
         if gpu_status()[0]:  # compile the kernels now, so execute() never waits for NVRTC
             import cupy
 
             with cupy.cuda.Device(device):
                 self.device = cupy.cuda.Device().id
-                for launch in kernels.prepare(self.plan):
+                for launch in self.launches:
                     launch.load()
 
     def __repr__(self):
@@ -134,14 +135,5 @@ class CompiledOperator:
                               f"for device {self.device}")
         v.raise_if_any()
         (kind,) = kinds
-        run_plan(kind, self.plan, [(b.owner, b.address) for b in bound_in],
-                 [(b.owner, b.address) for b in bound_out], stream=stream)
-
-
-def run_plan(kind, plan, inputs, outputs, *, stream=None) -> None:
-    """Run ``plan`` on the backend for ``kind`` of memory ("numpy" or "cupy");
-    ``inputs``/``outputs`` are ``(owner, address)`` pairs."""
-    if kind == "numpy":
-        reference.run(plan, inputs, outputs)
-    else:
-        kernels.run(kernels.prepare(plan), [a for _, a in inputs], [a for _, a in outputs], stream)
+        execute(kind, self.plan, self.launches, [(b.owner, b.address) for b in bound_in],
+                [(b.owner, b.address) for b in bound_out], stream)

@@ -18,7 +18,7 @@ from .operators import (
     SplitOperatorDesc,
 )
 from .tensor import BufferTensorDesc
-from .types import TensorDataType
+from .enums import TensorDataType
 
 __all__ = ["EXAMPLES", "Example"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from . import plan as _plan
 from .errors import Violations, int_tuple
 from .tensor import UINT32_MAX, BufferTensorDesc
-from .types import FeatureLevel, TensorDataType, TensorFlags
+from .enums import FeatureLevel, TensorDataType, TensorFlags
 
 __all__ = [
     "JoinOperatorDesc",

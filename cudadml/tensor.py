@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import DescriptorError, Violations, int_tuple
-from .types import TensorDataType, TensorFlags
+from .enums import TensorDataType, TensorFlags
 
 __all__ = ["BufferTensorDesc", "calc_buffer_tensor_size"]
 

@@ -134,10 +134,14 @@ gather_rows(const __grid_constant__ CopyBatch<I, R, J> batch) {
     const CopyJob<I, R>& job = batch.jobs[j];
     const I base = (I)((int)blockIdx.x - batch.block_start[j]) * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
     const I row_bytes = job.row * (I)E;
+    uint4 value[CUDADML_ITEMS];
+    uint4* target[CUDADML_ITEMS];
+    // Full chunks: every load before any store, so ITEMS reads are in flight at once.
 #pragma unroll
     for (int k = 0; k < CUDADML_ITEMS; ++k) {
+        target[k] = nullptr;
         const I idx = base + (I)k * CUDADML_BLOCK;
-        if (idx >= job.count) break;
+        if (idx >= job.count) continue;
         I s, d;
         const I chunk = locate(job, idx, s, d);
         const unsigned char* src_row = reinterpret_cast<const unsigned char*>(job.src) + s * (I)E;
@@ -154,12 +158,17 @@ gather_rows(const __grid_constant__ CopyBatch<I, R, J> batch) {
         if (lo >= hi) continue;
         const unsigned char* from = src_row + (lo - row_start);
         if (hi - lo == 16) {
-            *reinterpret_cast<uint4*>(lo) = load16(from, src_row, src_row + row_bytes);
+            value[k] = load16(from, src_row, src_row + row_bytes);
+            target[k] = reinterpret_cast<uint4*>(lo);
         } else {
             // A partial chunk at a row end: element by element (both ends are element-aligned).
             for (u64 a = lo; a < hi; a += E) {
                 *reinterpret_cast<W*>(a) = __ldg(reinterpret_cast<const W*>(from + (a - lo)));
             }
         }
+    }
+#pragma unroll
+    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+        if (target[k] != nullptr) *target[k] = value[k];
     }
 }

@@ -2,6 +2,18 @@
 
 from __future__ import annotations
 
+from . import kernels, reference
+
+
+def execute(kind, plan, launches, inputs, outputs, stream=None) -> None:
+    """Run ``plan`` on the memory ``kind`` holds: "numpy" on the host reference backend,
+    "cupy" through ``launches`` (``kernels.prepare(plan)``). ``inputs``/``outputs`` are
+    ``(owner, address)`` pairs, one per binding."""
+    if kind == "numpy":
+        reference.run(plan, inputs, outputs)
+    else:
+        kernels.run(launches, [a for _, a in inputs], [a for _, a in outputs], stream)
+
 
 def gpu_status() -> tuple[bool, str]:
     """``(usable, description)``: whether CuPy is installed and sees a CUDA device."""

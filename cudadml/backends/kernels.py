@@ -12,6 +12,7 @@ import functools
 import importlib.resources
 import math
 import re
+import struct
 
 import numpy as np
 
@@ -26,7 +27,8 @@ JOB_CAPACITIES = (1, 4, 16, 64, 128)
 #: Kernel parameter space (CUDA 12.1+ on Volta and newer).
 MAX_PARAM_BYTES = 32764
 #: Rows shorter than this go through gather_elements (a 16-byte chunk would be mostly empty).
-MIN_ROW_BYTES = 64
+MIN_ROW_BYTES = 16
+_ADDRESS = struct.Struct("<Q")
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
 
 
@@ -135,24 +137,31 @@ def _blocks(count: int) -> int:
 class Launch:
     """One kernel launch with its parameter struct; the buffer addresses come per call.
 
-    ``src``/``dst`` are ``(field, bindings, byte offsets)``: before each launch, ``field(params)``
-    (a view of the address fields) receives the address of each named binding plus its offset.
+    ``slots`` lists ``(byte position, role, binding, byte offset)`` for every address field of
+    the struct: before each launch it receives the address of binding ``binding`` of the
+    inputs (role 0) or outputs (role 1), plus the offset. The struct travels as bytes: each
+    call copies the template and writes the addresses in.
     """
 
-    def __init__(self, name, grid, params, src, dst):
+    def __init__(self, name, grid, params, slots):
         self.name, self.grid, self.params = name, grid, params
-        self.src = (src[0], np.asarray(src[1], np.intp), np.asarray(src[2], np.int64))
-        self.dst = (dst[0], np.asarray(dst[1], np.intp), np.asarray(dst[2], np.int64))
+        self._template = params.tobytes()
+        self._slots = [(int(p), r, int(b), int(o)) for p, r, b, o in slots]
 
     def load(self):
         """The kernel on the current device, compiled on first use (NVRTC, then CuPy's caches)."""
         return _loader()(self.name)
 
+    def struct(self, inputs, outputs):
+        """The parameter struct for these binding addresses, as a NumPy structured scalar."""
+        buffer = bytearray(self._template)
+        bound = (inputs, outputs)
+        for position, role, index, offset in self._slots:
+            _ADDRESS.pack_into(buffer, position, bound[role][index] + offset)
+        return np.frombuffer(buffer, self.params.dtype)[0]
+
     def __call__(self, inputs, outputs):
-        params = self.params.copy()
-        for (field, bindings, offsets), addresses in ((self.src, inputs), (self.dst, outputs)):
-            field(params)[...] = np.asarray(addresses, np.int64)[bindings] + offsets
-        self.load()((self.grid,), (BLOCK,), (params[()],))
+        self.load()((self.grid,), (BLOCK,), (self.struct(inputs, outputs),))
 
     def __repr__(self):
         return f"<Launch {self.name} grid={self.grid}>"
@@ -199,13 +208,15 @@ def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
         job["magic"], job["shift"] = zip(*(fast_division(n) for n in _pad(sizes, rank, 1)))
         block_start.append(block_start[-1] + _blocks(count))
     params["block_start"][: len(block_start)] = block_start
-    params["num_jobs"] = n = len(boxes)
-    jobs = [b[0] for b in boxes]
-    return Launch(
-        kernel_name(family, e, index_type, rank, capacity), block_start[-1], params,
-        (lambda p: p["jobs"]["src"][:n], [j.input for j in jobs], [j.in_offset * e for j in jobs]),
-        (lambda p: p["jobs"]["dst"][:n], [j.output for j in jobs], [j.out_offset * e for j in jobs]),
-    )
+    params["num_jobs"] = len(boxes)
+    job_dtype = params.dtype["jobs"].base
+    jobs_at = params.dtype.fields["jobs"][1]
+    slots = []
+    for k, (j, *_) in enumerate(boxes):
+        at = jobs_at + k * job_dtype.itemsize
+        slots.append((at + job_dtype.fields["src"][1], 0, j.input, j.in_offset * e))
+        slots.append((at + job_dtype.fields["dst"][1], 1, j.output, j.out_offset * e))
+    return Launch(kernel_name(family, e, index_type, rank, capacity), block_start[-1], params, slots)
 
 
 def _grad_launch(plan: SliceGradPlan) -> Launch:
@@ -222,10 +233,9 @@ def _grad_launch(plan: SliceGradPlan) -> Launch:
     params["dst_strides"], params["starts"], params["steps"] = plan.out_strides, plan.starts, plan.steps
     params["counts"], params["src_strides"] = plan.counts, plan.in_strides
     params["magic"], params["shift"] = zip(*(fast_division(n) for n in sizes))
-    return Launch(
-        kernel_name("slice_grad", e, vector, index_type, rank), _blocks(count), params,
-        (lambda p: p["src"], [0], [plan.in_offset * e]), (lambda p: p["dst"], [0], [0]),
-    )
+    fields = params.dtype.fields
+    slots = [(fields["src"][1], 0, 0, plan.in_offset * e), (fields["dst"][1], 1, 0, 0)]
+    return Launch(kernel_name("slice_grad", e, vector, index_type, rank), _blocks(count), params, slots)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -1,0 +1,249 @@
+"""Time cudadml against CuPy and PyTorch on BASELINES.md's cases, all in one run.
+
+    python benchmarks/bench.py [--reps 20] [--only SUBSTRING]
+
+Device times are medians of CUDA-event-timed runs after warm-up, on fresh random data per
+case; per-call rows are host wall time over many calls. GB/s counts the minimum traffic
+(each selected input byte read once, each output byte written once); %D2D is that rate over a
+1 GiB device-to-device cudaMemcpyAsync measured in the same run. "vs best" is the best peer's
+time over cudadml's (above 1: cudadml is faster). Peers materialise their results (CuPy
+``.copy()``, PyTorch ``.clone()`` / ``.contiguous()``), as cudadml does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import cupy as cp
+import numpy as np
+
+import cudadml as cd
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+WINDOW = (slice(None), slice(None), slice(1, -1), slice(2, -2))
+
+
+def device_time_us(fn, reps):
+    for _ in range(3):
+        fn()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(reps):
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end) * 1000)
+    return statistics.median(times)
+
+
+def host_time_us(fn, calls=3000):
+    for _ in range(50):
+        fn()
+    cp.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    cp.cuda.Device().synchronize()
+    return (time.perf_counter() - t0) / calls * 1e6
+
+
+def random(shape, dtype):
+    """Fresh random bits of ``dtype`` on the GPU (never zeros)."""
+    n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    words = cp.random.randint(0, 2**31 - 1, size=(n + 3) // 4, dtype=np.int32)
+    return words.view(np.uint8)[:n].view(dtype).reshape(shape)
+
+
+def as_torch(x):
+    return torch.as_tensor(x, device="cuda") if torch is not None else None
+
+
+def _torch_key(key):
+    """PyTorch has no negative steps: (key without them, dims to flip)."""
+    plain, flips = [], []
+    for d, k in enumerate(key):
+        if isinstance(k, slice) and k.step is not None and k.step < 0:
+            plain.append(slice(None, None, -k.step))
+            flips.append(d)
+        else:
+            plain.append(k)
+    return tuple(plain), flips
+
+
+def slice_case(name, shape, dtype, key):
+    def make():
+        x = random(shape, dtype)
+        out_bytes = x[key].nbytes
+        tx = as_torch(x)
+        plain, flips = _torch_key(key)
+
+        def torch_fn():
+            y = tx[plain]
+            return y.flip(flips).contiguous() if flips else y.clone()
+
+        return {
+            "bytes": 2 * out_bytes,
+            "cudadml": lambda: cd.strided_slice(x, key),
+            "CuPy": lambda: x[key].copy(),
+            "PyTorch": torch_fn if torch is not None else None,
+        }
+
+    return name, make
+
+
+def grad_case(name, shape, dtype, key, torch_ok=True):
+    def make():
+        x_shape = shape
+        dy = cp.ascontiguousarray(random(shape, dtype)[key])
+        tdy = as_torch(dy)
+
+        def cupy_fn():
+            g = cp.zeros(x_shape, dtype)
+            g[key] = dy
+            return g
+
+        def torch_fn():
+            g = torch.zeros(x_shape, dtype=tdy.dtype, device="cuda")
+            g[key] = tdy
+            return g
+
+        return {
+            "bytes": dy.nbytes + int(np.prod(shape)) * np.dtype(dtype).itemsize,
+            "cudadml": lambda: cd.strided_slice_grad(dy, x_shape, key),
+            "CuPy": cupy_fn,
+            "PyTorch": torch_fn if torch is not None and torch_ok else None,
+        }
+
+    return name, make
+
+
+def split_case(name, shape, dtype, parts, axis):
+    def make():
+        x = random(shape, dtype)
+        tx = as_torch(x)
+        sizes = [shape[axis] // parts] * parts
+        return {
+            "bytes": 2 * x.nbytes,
+            "cudadml": lambda: cd.split(x, parts, axis=axis),
+            "CuPy": lambda: [p.copy() for p in cp.split(x, parts, axis=axis)],
+            "PyTorch": (lambda: [p.clone() for p in torch.split(tx, sizes, dim=axis)]) if torch is not None else None,
+        }
+
+    return name, make
+
+
+def join_case(name, shape, dtype, parts, axis):
+    def make():
+        xs = [cp.ascontiguousarray(p) for p in cp.split(random(shape, dtype), parts, axis=axis)]
+        txs = [as_torch(p) for p in xs]
+        return {
+            "bytes": 2 * sum(p.nbytes for p in xs),
+            "cudadml": lambda: cd.join(xs, axis=axis),
+            "CuPy": lambda: cp.concatenate(xs, axis=axis),
+            "PyTorch": (lambda: torch.cat(txs, dim=axis)) if torch is not None else None,
+        }
+
+    return name, make
+
+
+def per_call_case(name, make_fns):
+    return name, make_fns
+
+
+F4 = (32, 64, 256, 256)
+CASES = [
+    slice_case("window f32", F4, np.float32, WINDOW),
+    slice_case("window f16", F4, np.float16, WINDOW),
+    slice_case("window int8", F4, np.int8, WINDOW),
+    slice_case("window f64 (16x64x256x256)", (16, 64, 256, 256), np.float64, WINDOW),
+    slice_case("inner stride 2 [..., ::2] f32", F4, np.float32, (Ellipsis, slice(None, None, 2))),
+    slice_case("reverse axis 1 [:, ::-1] f32", F4, np.float32, (slice(None), slice(None, None, -1))),
+    slice_case("reverse innermost [..., ::-1] f32", F4, np.float32, (Ellipsis, slice(None, None, -1))),
+    slice_case("8-D window (4,4,8,8,8,8,16,32) f32", (4, 4, 8, 8, 8, 8, 16, 32), np.float32, (slice(1, -1),) * 8),
+    slice_case("narrow rows [:, 3:7] of (2^22, 32) f32", (2**22, 32), np.float32, (slice(None), slice(3, 7))),
+    grad_case("slice grad, window f32", F4, np.float32, WINDOW),
+    grad_case("slice grad, stride 2 on axis 3", F4, np.float32, (Ellipsis, slice(None, None, 2))),
+    grad_case("slice grad, step -2 on axis 2", F4, np.float32, (slice(None), slice(None), slice(None, None, -2)),
+              torch_ok=False),
+    split_case("split axis 2 into 3", (32, 64, 258, 256), np.float32, 3, 2),
+    split_case("split innermost axis into 2", F4, np.float32, 2, 3),
+    split_case("split (2^21 x 512) innermost into 64", (2**21, 512), np.float32, 64, 1),
+    split_case("split (2^21 x 64) axis 0 into 64", (2**21, 64), np.float32, 64, 0),
+    join_case("join axis 2 of 3", (32, 64, 258, 256), np.float32, 3, 2),
+]
+
+
+def per_call_cases():
+    x = random((64, 64), np.float32)
+    key = (slice(1, -1), slice(None, None, 2))
+    out = cp.empty(x[key].shape, np.float32)
+    s = random((8, 96), np.float32)
+    tx, ts = as_torch(x), as_torch(s)
+    return [
+        ("64x64 [1:-1, ::2] per call", {
+            "cudadml": lambda: cd.strided_slice(x, key),
+            "CuPy": lambda: x[key].copy(),
+            "PyTorch": (lambda: tx[1:-1, ::2].clone()) if torch is not None else None}),
+        ("same, preallocated output", {"cudadml": lambda: cd.strided_slice(x, key, out=out), "CuPy": None,
+                                       "PyTorch": None}),
+        ("(8 x 96) split into 3 per call", {
+            "cudadml": lambda: cd.split(s, 3, axis=1),
+            "CuPy": lambda: [p.copy() for p in cp.split(s, 3, axis=1)],
+            "PyTorch": (lambda: [p.clone() for p in torch.split(ts, 32, dim=1)]) if torch is not None else None}),
+    ]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--only", default="")
+    args = parser.parse_args(argv)
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    print(f"# {props['name'].decode()}, CuPy {cp.__version__}, "
+          f"PyTorch {torch.__version__ if torch else 'not installed'}, cudadml {cd.__version__}")
+    src, dst = cp.empty(2**30, np.uint8), cp.empty(2**30, np.uint8)
+    src[...] = 7
+    d2d_us = device_time_us(lambda: cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, 2**30, 3, 0), args.reps)
+    d2d = 2 * 2**30 / d2d_us / 1e3
+    del src, dst
+    print(f"# device-to-device cudaMemcpyAsync of 1 GiB: {d2d_us:.0f} us = {d2d:.0f} GB/s (read + write)\n")
+    print(f"| case | cudadml us | GB/s | %D2D | CuPy us | PyTorch us | vs best peer |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    worst = float("inf")
+    for name, make in CASES:
+        if args.only not in name:
+            continue
+        fns = make()
+        times = {k: device_time_us(f, args.reps) if f else None for k, f in fns.items() if k != "bytes"}
+        rate = fns["bytes"] / times["cudadml"] / 1e3
+        worst = min(worst, _row(name, times, f"{rate:.0f}", f"{100 * rate / d2d:.0f}"))
+        del fns
+        cp.get_default_memory_pool().free_all_blocks()
+    for name, fns in per_call_cases():
+        if args.only not in name:
+            continue
+        times = {k: host_time_us(f) if f else None for k, f in fns.items()}
+        worst = min(worst, _row(name, times, "", ""))
+    print(f"\nslowest ratio to the best peer: {worst:.2f}")
+    return 0
+
+
+def _row(name, times, rate, share):
+    peers = [t for k, t in times.items() if k != "cudadml" and t is not None]
+    ratio = min(peers) / times["cudadml"] if peers else float("inf")
+    cells = [f"{t:.1f}" if t is not None else "-" for t in (times["CuPy"], times["PyTorch"])]
+    shown = f"{ratio:.2f}x" if peers else "-"
+    print(f"| {name} | {times['cudadml']:.1f} | {rate} | {share} | {cells[0]} | {cells[1]} | {shown} |")
+    return ratio
+
+
+if __name__ == "__main__":
+    sys.exit(main())

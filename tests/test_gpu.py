@@ -1,0 +1,205 @@
+"""What only the GPU path has: every kernel specialisation's shape of work, 64-bit indexing,
+streams, CUDA graph capture, zero-copy interchange and device checks. Skipped without a GPU."""
+
+import numpy as np
+import pytest
+
+import cudadml as cd
+from cudadml.backends import kernels
+from cudadml.examples import EXAMPLES
+from cudadml.testing import POISON, TensorBuffer, random_array, to_host
+
+pytestmark = pytest.mark.gpu
+
+WIDTHS = [np.uint8, np.float16, np.float32, np.int64]
+
+
+@pytest.fixture
+def cp():
+    import cupy
+
+    return cupy
+
+
+def _rank_case(rank, rng, cp, dtype):
+    """A rank-``rank`` array (no size-1 axes, so coalescing keeps the rank) read through a
+    negative step, a zero-stride axis and a positive step."""
+    shape = (3, 2, 3, 2, 3, 2, 3, 4)[:rank]
+    x = cp.asarray(random_array(shape, dtype, rng))
+    if rank > 1:
+        x = cp.broadcast_to(x[:1], x.shape)  # zero stride on axis 0
+    key = tuple(slice(None, None, -1) if d % 2 else slice(None) for d in range(rank))
+    return x, key
+
+
+@pytest.mark.parametrize("dtype", WIDTHS)
+@pytest.mark.parametrize("rank", range(1, 9))
+def test_every_rank_and_width(cp, rng, rank, dtype):
+    x, key = _rank_case(rank, rng, cp, dtype)
+    expected = to_host(x)[key]
+    out = cp.empty(expected.shape, dtype)
+    out.view(np.uint8)[...] = POISON
+    cd.strided_slice(x, key, out=out)
+    assert to_host(out).tobytes() == np.ascontiguousarray(expected).tobytes()
+    grad = cd.strided_slice_grad(cp.ascontiguousarray(x[key]), x.shape, key)
+    assert to_host(grad).tobytes() == np.ascontiguousarray(expected[key]).tobytes()  # self-inverse key
+    parts = cd.split(cp.ascontiguousarray(x), [1, x.shape[-1] - 1], axis=-1)
+    assert to_host(cd.join(parts, axis=-1)).tobytes() == to_host(cp.ascontiguousarray(x)).tobytes()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", ["slice1", "split", "join", "slice_grad"])
+def test_64_bit_indexing(cp, op):
+    """A 3 GiB int8 tensor: byte offsets pass 2^31, so the plan takes the 64-bit kernels."""
+    x = cp.empty((3, 2**30), np.int8)
+    for row in range(3):  # random bytes, a row at a time to bound the temporaries
+        x[row] = cp.random.randint(-128, 128, 2**30, dtype=np.int32).astype(np.int8)
+    t = cd.TensorDataType.INT8
+    if op == "slice1":
+        desc = cd.Slice1OperatorDesc(cd.BufferTensorDesc(t, x.shape), cd.BufferTensorDesc(t, (2, 2**28)),
+                                     [0, 3], [3, 2**30 - 3], [-2, 4])
+        expected = x[::-2, 3::4]
+    elif op == "split":
+        desc = cd.SplitOperatorDesc(cd.BufferTensorDesc(t, x.shape),
+                                    [cd.BufferTensorDesc(t, (1, 2**30)), cd.BufferTensorDesc(t, (2, 2**30))], 0)
+        expected = None
+    elif op == "join":
+        desc = cd.JoinOperatorDesc([cd.BufferTensorDesc(t, (2, 2**30)), cd.BufferTensorDesc(t, (1, 2**30))],
+                                   cd.BufferTensorDesc(t, x.shape), 0)
+        expected = None
+    else:
+        desc = cd.SliceGradOperatorDesc(cd.BufferTensorDesc(t, (1, 2**28)), cd.BufferTensorDesc(t, x.shape),
+                                        [2, 1], [1, 2**30 - 1], [1, 4])
+        expected = None
+    launches = kernels.prepare(desc.to_plan())
+    assert all("long long" in launch.name for launch in launches), launches
+    compiled = desc.compile()
+    if op == "slice1":
+        out = cp.empty((2, 2**28), np.int8)
+        compiled.execute([x], [out])
+        assert bool((out == expected).all())
+    elif op == "split":
+        a, b = cp.empty((1, 2**30), np.int8), cp.empty((2, 2**30), np.int8)
+        compiled.execute([x], [a, b])
+        assert bool((a == x[:1]).all()) and bool((b == x[1:]).all())
+    elif op == "join":
+        out = cp.empty_like(x)
+        compiled.execute([cp.ascontiguousarray(x[1:]), cp.ascontiguousarray(x[:1])], [out])
+        assert bool((out[:2] == x[1:]).all()) and bool((out[2:] == x[:1]).all())
+    else:
+        dy = cp.ascontiguousarray(x[:1, : 2**28])
+        out = cp.full(x.shape, POISON, np.uint8).view(np.int8)
+        compiled.execute([dy], [out])
+        assert bool((out[:2] == 0).all()) and bool((out[2, 1::4] == dy[0]).all())
+        mask = cp.ones(2**30, bool)
+        mask[1::4] = False
+        assert bool((out[2][mask] == 0).all())
+
+
+def test_streams(cp, rng):
+    x = cp.asarray(random_array((64, 300), np.float32, rng))
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        out = cp.empty((32, 150), np.float32)
+        out.fill(np.nan)
+    cd.strided_slice(x, (slice(None, None, 2), slice(None, None, -2)), out=out, stream=stream)
+    stream.synchronize()
+    assert to_host(out).tobytes() == np.ascontiguousarray(to_host(x)[::2, ::-2]).tobytes()
+    with stream:  # the current stream is used when none is given
+        parts = cd.split(x, 3, axis=1)
+    stream.synchronize()
+    assert all(to_host(p).tobytes() == np.ascontiguousarray(e).tobytes()
+               for p, e in zip(parts, np.split(to_host(x), 3, axis=1)))
+
+
+def test_execute_captures_in_a_cuda_graph_and_replays_with_new_data(cp, rng):
+    """execute() allocates, copies and synchronises nothing: it can be captured and replayed."""
+    t = cd.TensorDataType.FLOAT16
+    desc = cd.SplitOperatorDesc(cd.BufferTensorDesc(t, (6, 40)), [cd.BufferTensorDesc(t, (6, 40 - 7)),
+                                                                  cd.BufferTensorDesc(t, (6, 7))], 1)
+    grad = cd.SliceGradOperatorDesc(cd.BufferTensorDesc(t, (3, 7)), cd.BufferTensorDesc(t, (6, 40)),
+                                    [0, 3], [6, 35], [-2, 5])
+    compiled, compiled_grad = desc.compile(), grad.compile()
+    x = cp.empty((6, 40), np.float16)
+    a, b = cp.empty((6, 33), np.float16), cp.empty((6, 7), np.float16)
+    dy, g = cp.empty(22, np.float16), cp.empty((6, 40), np.float16)  # 22: 21 elements rounded up to 4 bytes
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        compiled.execute([x], [a, b])
+        compiled_grad.execute([dy], [g])
+        graph = stream.end_capture()
+    for _ in range(3):
+        host = random_array((6, 40), np.float16, rng)
+        host_dy = random_array((22,), np.float16, rng)
+        x.set(host)
+        dy.set(host_dy)
+        graph.launch(stream)
+        stream.synchronize()
+        assert to_host(a).tobytes() == np.ascontiguousarray(host[:, :33]).tobytes()
+        assert to_host(b).tobytes() == np.ascontiguousarray(host[:, 33:]).tobytes()
+        expected = np.zeros((6, 40), np.float16)
+        expected[5::-2, 3:38:5] = host_dy[:21].reshape(3, 7)
+        assert to_host(g).tobytes() == expected.tobytes()
+
+
+def test_cuda_array_interface_and_dlpack_without_copies(cp, rng):
+    torch = pytest.importorskip("torch")
+    x = torch.from_numpy(random_array((16, 24), np.float32, rng)).cuda()
+    y = cd.strided_slice(x, (slice(None, None, -3), slice(2, None)))
+    assert isinstance(y, cp.ndarray)
+    assert to_host(y).tobytes() == np.ascontiguousarray(x.cpu().numpy()[::-3, 2:]).tobytes()
+    out = torch.empty((6, 22), dtype=torch.float32, device="cuda")
+    cd.strided_slice(x, (slice(None, None, -3), slice(2, None)), out=out)
+    torch.cuda.synchronize()
+    assert out.cpu().numpy().tobytes() == to_host(y).tobytes()  # written in place: no copy
+
+    class OnlyDLPack:
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, **kwargs):
+            return self.t.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
+
+    z = cd.split(OnlyDLPack(x), 2, axis=1)
+    assert to_host(z[1]).tobytes() == np.ascontiguousarray(x.cpu().numpy()[:, 12:]).tobytes()
+
+
+def test_binding_on_another_device_is_rejected(cp, rng):
+    if cp.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs two GPUs")
+    desc = EXAMPLES[0].desc
+    compiled = desc.compile(device=0)
+    with cp.cuda.Device(1):
+        x = TensorBuffer(desc.input_tensor, cp)
+    out = TensorBuffer(desc.output_tensor, cp)
+    with pytest.raises(cd.BindingError, match="is on device 1; the operator was compiled for device 0"):
+        compiled.execute([x.binding], [out.binding])
+    assert out.untouched_outside() and not (to_host(out.raw) != POISON).any()
+
+
+def test_kernels_write_only_output_elements_of_padded_views(cp, rng):
+    """Rows at every alignment: output rows that start at each byte offset of a 16-byte chunk."""
+    for dtype in WIDTHS:
+        size = np.dtype(dtype).itemsize
+        x = cp.asarray(random_array((9, 320), dtype, rng))
+        for shift in range(0, 16 // size):
+            buffer = cp.empty((9, 320), dtype)
+            buffer.view(np.uint8)[...] = POISON
+            out = buffer[:, shift:shift + 290]
+            cd.strided_slice(x, (slice(None), slice(shift + 3, shift + 293)), out=out)
+            host = to_host(buffer)
+            assert host[:, shift:shift + 290].tobytes() == np.ascontiguousarray(to_host(x)[:, shift + 3:shift + 293]).tobytes()
+            mask = np.ones(host.shape, bool)
+            mask[:, shift:shift + 290] = False
+            assert np.all(host[mask].view(np.uint8) == POISON)
+
+
+def test_kernel_names_say_their_specialisation(cp):
+    t = cd.TensorDataType.FLOAT32
+    desc = cd.SplitOperatorDesc(cd.BufferTensorDesc(t, (4, 64, 32)), [cd.BufferTensorDesc(t, (4, 32, 32))] * 2, 1)
+    (launch,) = kernels.prepare(desc.to_plan())
+    assert launch.name == "gather_rows<4, int, 2, 4>"
