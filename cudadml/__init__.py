@@ -10,6 +10,7 @@ Two layers share one set of rules:
 
 from .arrays import join, slice, slice1, slice_grad, split, strided_slice, strided_slice_grad
 from .compiled import BufferBinding, CompiledOperator
+from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import BindingError, DescriptorError, ValidationError
 from .operators import (
     JoinOperatorDesc,
@@ -19,7 +20,6 @@ from .operators import (
     SplitOperatorDesc,
 )
 from .tensor import BufferTensorDesc, calc_buffer_tensor_size
-from .enums import FeatureLevel, TensorDataType, TensorFlags
 
 __version__ = "0.1.0"
 

@@ -33,17 +33,29 @@ def _random_cases(rng):
         x = random_array((6, 7, 8, 9), dtype, rng)
         key = (slice(1, -1), slice(None, None, -2), slice(2, 8, 3), slice(None))
         width = np.dtype(dtype).itemsize * 8
-        yield (f"strided_slice {width}-bit 4-D", lambda xp, x=x, key=key: [cd.strided_slice(xp.asarray(x), key)],
-               [x[key]])
+        yield (
+            f"strided_slice {width}-bit 4-D",
+            lambda xp, x=x, key=key: [cd.strided_slice(xp.asarray(x), key)],
+            [x[key]],
+        )
         grad = np.zeros_like(x)
         grad[key] = x[key]
-        yield (f"strided_slice_grad {width}-bit", lambda xp, x=x, key=key: [
-            cd.strided_slice_grad(xp.asarray(np.ascontiguousarray(x[key])), x.shape, key)], [grad])
-        yield (f"split {width}-bit into 3", lambda xp, x=x: cd.split(xp.asarray(x), [2, 4, 1], axis=1),
-               np.split(x, [2, 6], axis=1))
+        yield (
+            f"strided_slice_grad {width}-bit",
+            lambda xp, x=x, key=key: [cd.strided_slice_grad(xp.asarray(np.ascontiguousarray(x[key])), x.shape, key)],
+            [grad],
+        )
+        yield (
+            f"split {width}-bit into 3",
+            lambda xp, x=x: cd.split(xp.asarray(x), [2, 4, 1], axis=1),
+            np.split(x, [2, 6], axis=1),
+        )
         parts = np.split(x, [3, 4], axis=3)
-        yield (f"join {width}-bit of 3", lambda xp, parts=parts: [cd.join([xp.asarray(p) for p in parts], axis=3)],
-               [np.concatenate(parts, axis=3)])
+        yield (
+            f"join {width}-bit of 3",
+            lambda xp, parts=parts: [cd.join([xp.asarray(p) for p in parts], axis=3)],
+            [np.concatenate(parts, axis=3)],
+        )
 
 
 def main() -> int:
@@ -58,15 +70,18 @@ def main() -> int:
     rows = []
     for example in EXAMPLES:
         for backend, xp in backends:
-            rows.append((example.name, backend, _status(lambda: _run_example(example, xp))))
+            rows.append((example.name, backend, _status(lambda e=example, xp=xp: _run_example(e, xp))))
     rng = np.random.default_rng(2026)
     for name, run, expected in _random_cases(rng):
         for backend, xp in backends:
+
             def check(run=run, xp=xp, expected=expected):
                 got = [to_host(a) for a in run(xp)]
                 return len(got) == len(expected) and all(
-                    g.shape == e.shape and g.tobytes() == np.ascontiguousarray(e).tobytes() for g, e in zip(got, expected)
+                    g.shape == e.shape and g.tobytes() == np.ascontiguousarray(e).tobytes()
+                    for g, e in zip(got, expected)
                 )
+
             rows.append((name, backend, _status(check)))
     width = max(len(r[0]) for r in rows)
     print(f"\n{'case':<{width}}  {'backend':<12}  result")

@@ -45,8 +45,9 @@ def _bind(binding, tensor, name, v: Violations, writable: bool) -> _Bound | None
     elif _memory.is_cupy_array(buffer):
         kind = "cupy"
     else:
-        raise TypeError(f"{v.where}: {name} must be a NumPy/CuPy array or a BufferBinding of one, "
-                        f"not {type(buffer).__name__}")
+        raise TypeError(
+            f"{v.where}: {name} must be a NumPy/CuPy array or a BufferBinding of one, not {type(buffer).__name__}"
+        )
     if not buffer.flags.c_contiguous:
         v.add(f"{name}: the buffer must be a C-contiguous array (its bytes are the buffer)")
         return None
@@ -57,14 +58,17 @@ def _bind(binding, tensor, name, v: Violations, writable: bool) -> _Bound | None
         v.add(f"{name}: the range [{offset}, {offset + size}) lies outside the buffer's {buffer.nbytes} bytes")
         return None
     if size < tensor.total_tensor_size_in_bytes:
-        v.add(f"{name}: the bound range of {size} bytes is smaller than TotalTensorSizeInBytes = "
-              f"{tensor.total_tensor_size_in_bytes}")
+        v.add(
+            f"{name}: the bound range of {size} bytes is smaller than TotalTensorSizeInBytes = "
+            f"{tensor.total_tensor_size_in_bytes}"
+        )
     address = _memory.address_of(buffer) + offset
-    for alignment, what in ((MIN_BINDING_ALIGNMENT, "buffer tensors' minimum alignment"),
-                            (tensor.guaranteed_base_offset_alignment, "GuaranteedBaseOffsetAlignment")):
+    for alignment, what in (
+        (MIN_BINDING_ALIGNMENT, "buffer tensors' minimum alignment"),
+        (tensor.guaranteed_base_offset_alignment, "GuaranteedBaseOffsetAlignment"),
+    ):
         if alignment and address % alignment:
-            v.add(f"{name}: the bound address is {address % alignment} bytes past a multiple of "
-                  f"{alignment} ({what})")
+            v.add(f"{name}: the bound address is {address % alignment} bytes past a multiple of {alignment} ({what})")
     return _Bound(kind, buffer, address, (address, address + tensor.total_tensor_size_in_bytes))
 
 
@@ -115,7 +119,9 @@ class CompiledOperator:
                 v.add(f"{len(given)} {role} bound; the operator has {len(tensors)}")
         v.raise_if_any()
         bound_in = [_bind(b, t, f"inputs[{k}]", v, False) for k, (b, t) in enumerate(zip(inputs, desc.input_tensors))]
-        bound_out = [_bind(b, t, f"outputs[{k}]", v, True) for k, (b, t) in enumerate(zip(outputs, desc.output_tensors))]
+        bound_out = [
+            _bind(b, t, f"outputs[{k}]", v, True) for k, (b, t) in enumerate(zip(outputs, desc.output_tensors))
+        ]
         v.raise_if_any()
         for k, out in enumerate(bound_out):
             for j, inp in enumerate(bound_in):
@@ -131,9 +137,17 @@ class CompiledOperator:
             for role, bound in (("inputs", bound_in), ("outputs", bound_out)):
                 for k, b in enumerate(bound):
                     if b.owner.device.id != self.device:
-                        v.add(f"{role}[{k}] is on device {b.owner.device.id}; the operator was compiled "
-                              f"for device {self.device}")
+                        v.add(
+                            f"{role}[{k}] is on device {b.owner.device.id}; the operator was compiled "
+                            f"for device {self.device}"
+                        )
         v.raise_if_any()
         (kind,) = kinds
-        execute(kind, self.plan, self.launches, [(b.owner, b.address) for b in bound_in],
-                [(b.owner, b.address) for b in bound_out], stream)
+        execute(
+            kind,
+            self.plan,
+            self.launches,
+            [(b.owner, b.address) for b in bound_in],
+            [(b.owner, b.address) for b in bound_out],
+            stream,
+        )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .enums import TensorDataType
 from .operators import (
     JoinOperatorDesc,
     Slice1OperatorDesc,
@@ -18,7 +19,6 @@ from .operators import (
     SplitOperatorDesc,
 )
 from .tensor import BufferTensorDesc
-from .enums import TensorDataType
 
 __all__ = ["EXAMPLES", "Example"]
 
@@ -50,27 +50,32 @@ EXAMPLES = (
     Example(
         "SLICE example 1 (contiguous)",
         SliceOperatorDesc(_t(1, 1, 4, 4), _t(1, 1, 3, 2), [0, 0, 1, 2], [1, 1, 3, 2], [1, 1, 1, 1]),
-        (_GRID,), (_a([7, 8, 11, 12, 15, 16], (1, 1, 3, 2)),),
+        (_GRID,),
+        (_a([7, 8, 11, 12, 15, 16], (1, 1, 3, 2)),),
     ),
     Example(
         "SLICE example 2 (strided)",
         SliceOperatorDesc(_t(1, 1, 4, 4), _t(1, 1, 2, 2), [0, 0, 1, 0], [1, 1, 2, 2], [1, 1, 2, 3]),
-        (_GRID,), (_a([5, 8, 13, 16], (1, 1, 2, 2)),),
+        (_GRID,),
+        (_a([5, 8, 13, 16], (1, 1, 2, 2)),),
     ),
     Example(
         "SLICE1 example 1 (positive strides)",
         Slice1OperatorDesc(_t(1, 1, 4, 4), _t(1, 1, 2, 2), [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, 2, 2]),
-        (_GRID,), (_a([2, 4, 10, 12], (1, 1, 2, 2)),),
+        (_GRID,),
+        (_a([2, 4, 10, 12], (1, 1, 2, 2)),),
     ),
     Example(
         "SLICE1 example 2 (negative stride)",
         Slice1OperatorDesc(_t(1, 1, 4, 4), _t(1, 1, 2, 2), [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, -2, 2]),
-        (_GRID,), (_a([14, 16, 6, 8], (1, 1, 2, 2)),),
+        (_GRID,),
+        (_a([14, 16, 6, 8], (1, 1, 2, 2)),),
     ),
     Example(
         "SLICE_GRAD example",
         SliceGradOperatorDesc(_t(1, 1, 2, 2), _t(1, 1, 4, 4), [0, 0, 0, 0], [1, 1, 4, 4], [1, 1, 2, 2]),
-        (_GRAD_IN,), (_a([1, 0, 3, 0, 0, 0, 0, 0, 9, 0, 11, 0, 0, 0, 0, 0], (1, 1, 4, 4)),),
+        (_GRAD_IN,),
+        (_a([1, 0, 3, 0, 0, 0, 0, 0, 9, 0, 11, 0, 0, 0, 0, 0], (1, 1, 4, 4)),),
     ),
     Example(
         "SPLIT example 1 (axis 2)",
@@ -81,7 +86,8 @@ EXAMPLES = (
     Example(
         "SPLIT example 2 (axis 3)",
         SplitOperatorDesc(_t(1, 1, 6, 2), [_t(1, 1, 6, 1), _t(1, 1, 6, 1)], axis=3),
-        (_SPLIT_IN,), (_a([1, 3, 5, 7, 9, 11], (1, 1, 6, 1)), _a([2, 4, 6, 8, 10, 12], (1, 1, 6, 1))),
+        (_SPLIT_IN,),
+        (_a([1, 3, 5, 7, 9, 11], (1, 1, 6, 1)), _a([2, 4, 6, 8, 10, 12], (1, 1, 6, 1))),
     ),
     Example(
         "JOIN (SPLIT example 1 inverted)",

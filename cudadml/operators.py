@@ -9,18 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import plan as _plan
+from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import Violations, int_tuple
 from .tensor import UINT32_MAX, BufferTensorDesc
-from .enums import FeatureLevel, TensorDataType, TensorFlags
 
 __all__ = [
+    "SUPPORT",
     "JoinOperatorDesc",
-    "SliceGradOperatorDesc",
+    "OperatorSupport",
     "Slice1OperatorDesc",
+    "SliceGradOperatorDesc",
     "SliceOperatorDesc",
     "SplitOperatorDesc",
-    "OperatorSupport",
-    "SUPPORT",
 ]
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -48,9 +48,7 @@ class OperatorSupport:
 
 
 _SLICE_TYPES = ((_L.LEVEL_1_0, _TYPES_1_0), (_L.LEVEL_2_1, _TYPES_2_1), (_L.LEVEL_4_1, _TYPES_4_1))
-_SPLIT_SUPPORT = OperatorSupport(
-    _L.LEVEL_1_0, ((_L.LEVEL_1_0, 4, 4), (_L.LEVEL_3_0, 1, 8)), _SLICE_TYPES
-)
+_SPLIT_SUPPORT = OperatorSupport(_L.LEVEL_1_0, ((_L.LEVEL_1_0, 4, 4), (_L.LEVEL_3_0, 1, 8)), _SLICE_TYPES)
 #: Per operator: the level it appeared at, and its dimension counts and data types per level.
 SUPPORT = {
     "Slice": OperatorSupport(_L.LEVEL_1_0, ((_L.LEVEL_1_0, 4, 5), (_L.LEVEL_3_0, 1, 8)), _SLICE_TYPES),
@@ -110,7 +108,10 @@ class _OperatorDesc:
                     f"{level} (supported: {_type_names(types)})"
                 )
             if tensor is not first and tensor.data_type != first.data_type:
-                v.add(f"{name}.DataType = {tensor.data_type.name} differs from {first_name}.DataType = {first.data_type.name}")
+                v.add(
+                    f"{name}.DataType = {tensor.data_type.name} differs from "
+                    f"{first_name}.DataType = {first.data_type.name}"
+                )
             if tensor is not first and n != first.dimension_count:
                 v.add(f"{name}.DimensionCount = {n} differs from {first_name}.DimensionCount = {first.dimension_count}")
         for name, tensor in outputs:
@@ -259,7 +260,11 @@ class SliceOperatorDesc(_OperatorDesc):
     def _lower(self, input_strides, output_strides):
         return _plan.plan_slice(
             self.input_tensor.data_type.element_size,
-            self.offsets, self.strides, self.sizes, input_strides[0], output_strides[0],
+            self.offsets,
+            self.strides,
+            self.sizes,
+            input_strides[0],
+            output_strides[0],
         )
 
 
@@ -323,15 +328,24 @@ class Slice1OperatorDesc(_OperatorDesc):
 
     def _validate(self, v):
         _check_window(
-            v, "InputTensor", "OutputTensor", self.input_tensor, self.output_tensor,
-            self.input_window_offsets, self.input_window_sizes, self.input_window_strides,
+            v,
+            "InputTensor",
+            "OutputTensor",
+            self.input_tensor,
+            self.output_tensor,
+            self.input_window_offsets,
+            self.input_window_sizes,
+            self.input_window_strides,
         )
 
     def _lower(self, input_strides, output_strides):
         return _plan.plan_slice(
             self.input_tensor.data_type.element_size,
-            self.copy_start, self.input_window_strides, self.output_tensor.sizes,
-            input_strides[0], output_strides[0],
+            self.copy_start,
+            self.input_window_strides,
+            self.output_tensor.sizes,
+            input_strides[0],
+            output_strides[0],
         )
 
 
@@ -377,16 +391,24 @@ class SliceGradOperatorDesc(_OperatorDesc):
     def _validate(self, v):
         # The forward slice read from the tensor shaped like our output gradient.
         _check_window(
-            v, "OutputGradientTensor", "InputGradientTensor",
-            self.output_gradient_tensor, self.input_gradient_tensor,
-            self.input_window_offsets, self.input_window_sizes, self.input_window_strides,
+            v,
+            "OutputGradientTensor",
+            "InputGradientTensor",
+            self.output_gradient_tensor,
+            self.input_gradient_tensor,
+            self.input_window_offsets,
+            self.input_window_sizes,
+            self.input_window_strides,
         )
 
     def _lower(self, input_strides, output_strides):
         return _plan.plan_slice_grad(
             self.input_gradient_tensor.data_type.element_size,
-            self.output_gradient_tensor.sizes, output_strides[0],
-            self.copy_start, self.input_window_strides, self.input_gradient_tensor.sizes,
+            self.output_gradient_tensor.sizes,
+            output_strides[0],
+            self.copy_start,
+            self.input_window_strides,
+            self.input_gradient_tensor.sizes,
             input_strides[0],
         )
 
@@ -464,8 +486,12 @@ class SplitOperatorDesc(_OperatorDesc):
 
     def _lower(self, input_strides, output_strides):
         return _plan.plan_split(
-            self.input_tensor.data_type.element_size, self.input_tensor.sizes,
-            [t.sizes for t in self.output_tensors], self.axis, input_strides[0], output_strides,
+            self.input_tensor.data_type.element_size,
+            self.input_tensor.sizes,
+            [t.sizes for t in self.output_tensors],
+            self.axis,
+            input_strides[0],
+            output_strides,
         )
 
 
@@ -508,6 +534,10 @@ class JoinOperatorDesc(_OperatorDesc):
 
     def _lower(self, input_strides, output_strides):
         return _plan.plan_join(
-            self.output_tensor.data_type.element_size, self.output_tensor.sizes,
-            [t.sizes for t in self.input_tensors], self.axis, input_strides, output_strides[0],
+            self.output_tensor.data_type.element_size,
+            self.output_tensor.sizes,
+            [t.sizes for t in self.input_tensors],
+            self.axis,
+            input_strides,
+            output_strides[0],
         )

@@ -117,7 +117,9 @@ class SliceGradPlan:
                 in_stride = -in_stride
             if (
                 dims
-                and start == 0 and step == 1 and count == size  # inner dimension fully taken
+                and start == 0
+                and step == 1
+                and count == size  # inner dimension fully taken
                 and dims[-1][3] == 1  # outer one taken in a contiguous run
                 and dims[-1][1] == out_stride * size
                 and dims[-1][5] == in_stride * count
@@ -134,7 +136,9 @@ class SliceGradPlan:
 def plan_slice(element_size, starts, steps, sizes, in_strides, out_strides) -> CopyPlan:
     """SLICE and SLICE1: ``out[c] = in[starts + steps * c]``."""
     job = CopyJob(
-        0, 0, tuple(sizes),
+        0,
+        0,
+        tuple(sizes),
         tuple(step * s for step, s in zip(steps, in_strides)),
         tuple(out_strides),
         sum(start * s for start, s in zip(starts, in_strides)),
@@ -145,8 +149,13 @@ def plan_slice(element_size, starts, steps, sizes, in_strides, out_strides) -> C
 
 def plan_slice_grad(element_size, sizes, out_strides, starts, steps, counts, in_strides) -> SliceGradPlan:
     return SliceGradPlan(
-        element_size, tuple(sizes), tuple(out_strides), tuple(starts), tuple(steps),
-        tuple(counts), tuple(in_strides),
+        element_size,
+        tuple(sizes),
+        tuple(out_strides),
+        tuple(starts),
+        tuple(steps),
+        tuple(counts),
+        tuple(in_strides),
     ).simplified()
 
 
@@ -158,8 +167,11 @@ def plan_split(element_size, input_sizes, output_sizes, axis, in_strides, out_st
     """SPLIT: output ``k`` copies the input's block ``[start_k, start_k + size_k)`` along ``axis``."""
     jobs, start = [], 0
     for k, (sizes, out_strides) in enumerate(zip(output_sizes, out_strides_list)):
-        jobs.append(CopyJob(0, k, tuple(sizes), tuple(in_strides), tuple(out_strides),
-                            _offset_along(in_strides, axis, start), 0))
+        jobs.append(
+            CopyJob(
+                0, k, tuple(sizes), tuple(in_strides), tuple(out_strides), _offset_along(in_strides, axis, start), 0
+            )
+        )
         start += sizes[axis]
     return CopyPlan(element_size, tuple(jobs)).simplified()
 
@@ -168,7 +180,10 @@ def plan_join(element_size, output_sizes, input_sizes, axis, in_strides_list, ou
     """JOIN: input ``k`` fills the output's block ``[start_k, start_k + size_k)`` along ``axis``."""
     jobs, start = [], 0
     for k, (sizes, in_strides) in enumerate(zip(input_sizes, in_strides_list)):
-        jobs.append(CopyJob(k, 0, tuple(sizes), tuple(in_strides), tuple(out_strides),
-                            0, _offset_along(out_strides, axis, start)))
+        jobs.append(
+            CopyJob(
+                k, 0, tuple(sizes), tuple(in_strides), tuple(out_strides), 0, _offset_along(out_strides, axis, start)
+            )
+        )
         start += sizes[axis]
     return CopyPlan(element_size, tuple(jobs)).simplified()

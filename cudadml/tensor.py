@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import DescriptorError, Violations, int_tuple
 from .enums import TensorDataType, TensorFlags
+from .errors import DescriptorError, Violations, int_tuple
 
 __all__ = ["BufferTensorDesc", "calc_buffer_tensor_size"]
 
@@ -86,8 +86,7 @@ def calc_buffer_tensor_size(data_type, sizes, strides=None) -> int:
         strides = int_tuple(strides, "Strides", "calc_buffer_tensor_size")
         if len(strides) != len(sizes):
             raise ValueError(
-                f"calc_buffer_tensor_size: len(Strides) = {len(strides)} differs from "
-                f"len(Sizes) = {len(sizes)}"
+                f"calc_buffer_tensor_size: len(Strides) = {len(strides)} differs from len(Sizes) = {len(sizes)}"
             )
         elements = last_element_index(sizes, strides) + 1
     return (elements * data_type.element_size + 3) & ~3
@@ -241,8 +240,10 @@ class BufferTensorDesc:
         for i, s in enumerate(byte_strides):
             if s < 0 or s % dtype.itemsize:
                 raise DescriptorError(
-                    [f"BufferTensorDesc.from_array: stride {s} bytes of axis {i} is not a "
-                     f"non-negative multiple of the element size {dtype.itemsize}"]
+                    [
+                        f"BufferTensorDesc.from_array: stride {s} bytes of axis {i} is not a "
+                        f"non-negative multiple of the element size {dtype.itemsize}"
+                    ]
                 )
             strides.append(s // dtype.itemsize)
         return cls(data_type, shape, tuple(strides), **kwargs)

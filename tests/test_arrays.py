@@ -125,8 +125,11 @@ def test_split_and_join_match_numpy(xp, rng, data):
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.complex64, np.dtype("V2")])
 def test_any_plain_dtype_moves_as_bits_when_asked(xp, rng, dtype):
-    x = xp.asarray(random_array((5, 6), np.uint8, rng).view(dtype) if np.dtype(dtype).itemsize == 1
-                   else random_array((5, 6 * np.dtype(dtype).itemsize), np.uint8, rng).view(dtype))
+    x = xp.asarray(
+        random_array((5, 6), np.uint8, rng).view(dtype)
+        if np.dtype(dtype).itemsize == 1
+        else random_array((5, 6 * np.dtype(dtype).itemsize), np.uint8, rng).view(dtype)
+    )
     with pytest.raises(TypeError, match="no DirectML tensor data type"):
         cd.strided_slice(x, (slice(None, None, -1),))
     got = cd.strided_slice(x, (slice(None, None, -1), slice(1, None, 2)), directml_types=False)
@@ -143,18 +146,29 @@ def test_array_functions_on_spec_examples(xp):
     split = xp.arange(1, 13, dtype=np.float32).reshape(1, 1, 6, 2)
     parts = cd.split(split, [2, 1, 3], axis=2)
     assert [to_host(p)[0, 0].tolist() for p in parts] == [[[1, 2], [3, 4]], [[5, 6]], [[7, 8], [9, 10], [11, 12]]]
-    assert [to_host(p)[0, 0, :, 0].tolist() for p in cd.split(split, 2, axis=3)] == [[1, 3, 5, 7, 9, 11],
-                                                                                    [2, 4, 6, 8, 10, 12]]
+    assert [to_host(p)[0, 0, :, 0].tolist() for p in cd.split(split, 2, axis=3)] == [
+        [1, 3, 5, 7, 9, 11],
+        [2, 4, 6, 8, 10, 12],
+    ]
     assert to_host(cd.join(parts, axis=2)).tolist() == to_host(split).tolist()
 
 
 ERRORS = [
-    (lambda xp: cd.slice(xp.ones((4, 4)), [0, 3], [1, 2], [1, 1]), cd.DescriptorError,
-     r"Slice: Offsets\[1\] \+ Strides\[1\] \* \(Sizes\[1\] - 1\) = 4 reads past InputTensor.Sizes\[1\] = 4"),
-    (lambda xp: cd.slice1(xp.ones((4, 4)), [0, 0], [4, 4], [1, 0]), cd.DescriptorError,
-     r"InputWindowStrides\[1\] = 0 must be non-zero"),
-    (lambda xp: cd.slice1(xp.ones((2, 2, 2)), [0] * 3, [2] * 3, feature_level="2_1"), cd.DescriptorError,
-     r"DimensionCount = 3 is not supported at feature level 2_1 \(supported: 4 to 5\)"),
+    (
+        lambda xp: cd.slice(xp.ones((4, 4)), [0, 3], [1, 2], [1, 1]),
+        cd.DescriptorError,
+        r"Slice: Offsets\[1\] \+ Strides\[1\] \* \(Sizes\[1\] - 1\) = 4 reads past InputTensor.Sizes\[1\] = 4",
+    ),
+    (
+        lambda xp: cd.slice1(xp.ones((4, 4)), [0, 0], [4, 4], [1, 0]),
+        cd.DescriptorError,
+        r"InputWindowStrides\[1\] = 0 must be non-zero",
+    ),
+    (
+        lambda xp: cd.slice1(xp.ones((2, 2, 2)), [0] * 3, [2] * 3, feature_level="2_1"),
+        cd.DescriptorError,
+        r"DimensionCount = 3 is not supported at feature level 2_1 \(supported: 4 to 5\)",
+    ),
     (lambda xp: cd.split(xp.ones((5, 2)), 2), ValueError, "does not divide into 2 equal parts"),
     (lambda xp: cd.split(xp.ones((5, 2)), [2, 2]), cd.DescriptorError, r"sum to 4, not InputTensor.Sizes\[0\] = 5"),
     (lambda xp: cd.split(xp.ones((5, 2)), [2, 3], axis=2), np.exceptions.AxisError, "out of bounds"),
@@ -165,9 +179,16 @@ ERRORS = [
     (lambda xp: cd.strided_slice(xp.ones((2, 3)), ([0, 1],)), TypeError, "only basic indices"),
     (lambda xp: cd.strided_slice(xp.ones(9), slice(None), out=xp.ones(8)), ValueError, r"out has shape \(8,\)"),
     (lambda xp: cd.strided_slice(xp.ones(9), slice(None), out=xp.ones(9, np.float32)), TypeError, "out has dtype"),
-    (lambda xp: cd.strided_slice(xp.ones((3, 3)), slice(None), out=xp.broadcast_to(xp.ones(3), (3, 3))),
-     ValueError, "overlaps itself"),
-    (lambda xp: cd.strided_slice_grad(xp.ones(3), (9,), slice(None, None, 2)), ValueError, r"x\[key\] has shape \(5,\)"),
+    (
+        lambda xp: cd.strided_slice(xp.ones((3, 3)), slice(None), out=xp.broadcast_to(xp.ones(3), (3, 3))),
+        ValueError,
+        "overlaps itself",
+    ),
+    (
+        lambda xp: cd.strided_slice_grad(xp.ones(3), (9,), slice(None, None, 2)),
+        ValueError,
+        r"x\[key\] has shape \(5,\)",
+    ),
     (lambda xp: cd.slice1(xp.ones(()), [], []), ValueError, "0-dimensional"),
 ]
 

@@ -38,10 +38,15 @@ def assert_same_bits(actual, expected):
 # Descriptors. Each ``*_desc`` takes the data type and per-tensor keyword arguments, and comes
 # with the NumPy expression of its result.
 
+
 def slice_desc(dtype=F32, input_kw=None, output_kw=None):
-    return cd.SliceOperatorDesc(tensor((1, 1, 4, 4), dtype, **(input_kw or {})),
-                                tensor((1, 1, 2, 2), dtype, **(output_kw or {})),
-                                [0, 0, 1, 2], [1, 1, 2, 2], [1, 1, 1, 1])
+    return cd.SliceOperatorDesc(
+        tensor((1, 1, 4, 4), dtype, **(input_kw or {})),
+        tensor((1, 1, 2, 2), dtype, **(output_kw or {})),
+        [0, 0, 1, 2],
+        [1, 1, 2, 2],
+        [1, 1, 1, 1],
+    )
 
 
 def slice_expected(x):
@@ -49,9 +54,13 @@ def slice_expected(x):
 
 
 def slice_repeat_desc(dtype=F32, input_kw=None, output_kw=None):  # stride 0 repeats one column
-    return cd.SliceOperatorDesc(tensor((2, 3, 5), dtype, **(input_kw or {})),
-                                tensor((2, 2, 3), dtype, **(output_kw or {})),
-                                [0, 1, 4], [2, 2, 3], [1, 1, 0])
+    return cd.SliceOperatorDesc(
+        tensor((2, 3, 5), dtype, **(input_kw or {})),
+        tensor((2, 2, 3), dtype, **(output_kw or {})),
+        [0, 1, 4],
+        [2, 2, 3],
+        [1, 1, 0],
+    )
 
 
 def slice_repeat_expected(x):
@@ -59,9 +68,13 @@ def slice_repeat_expected(x):
 
 
 def slice1_desc(dtype=F32, input_kw=None, output_kw=None):  # SLICE1's negative-stride example
-    return cd.Slice1OperatorDesc(tensor((1, 1, 4, 4), dtype, **(input_kw or {})),
-                                 tensor((1, 1, 2, 2), dtype, **(output_kw or {})),
-                                 [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, -2, 2])
+    return cd.Slice1OperatorDesc(
+        tensor((1, 1, 4, 4), dtype, **(input_kw or {})),
+        tensor((1, 1, 2, 2), dtype, **(output_kw or {})),
+        [0, 0, 0, 1],
+        [1, 1, 4, 3],
+        [1, 1, -2, 2],
+    )
 
 
 def slice1_expected(x):
@@ -69,9 +82,13 @@ def slice1_expected(x):
 
 
 def grad_desc(dtype=F32, input_kw=None, output_kw=None):
-    return cd.SliceGradOperatorDesc(tensor((1, 1, 2, 2), dtype, **(input_kw or {})),
-                                    tensor((1, 1, 4, 4), dtype, **(output_kw or {})),
-                                    [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, -2, 2])
+    return cd.SliceGradOperatorDesc(
+        tensor((1, 1, 2, 2), dtype, **(input_kw or {})),
+        tensor((1, 1, 4, 4), dtype, **(output_kw or {})),
+        [0, 0, 0, 1],
+        [1, 1, 4, 3],
+        [1, 1, -2, 2],
+    )
 
 
 def grad_expected(dy):
@@ -84,8 +101,11 @@ SPLIT_PARTS = ((1, 1, 2, 2), (1, 1, 1, 2), (1, 1, 3, 2))
 
 
 def split_desc(dtype=F32, input_kw=None, output_kw=None):
-    return cd.SplitOperatorDesc(tensor((1, 1, 6, 2), dtype, **(input_kw or {})),
-                                [tensor(s, dtype, **(output_kw or {})) for s in SPLIT_PARTS], axis=2)
+    return cd.SplitOperatorDesc(
+        tensor((1, 1, 6, 2), dtype, **(input_kw or {})),
+        [tensor(s, dtype, **(output_kw or {})) for s in SPLIT_PARTS],
+        axis=2,
+    )
 
 
 def split_expected(x):
@@ -93,8 +113,11 @@ def split_expected(x):
 
 
 def join_desc(dtype=F32, input_kw=None, output_kw=None):
-    return cd.JoinOperatorDesc([tensor(s, dtype, **(input_kw or {})) for s in SPLIT_PARTS],
-                               tensor((1, 1, 6, 2), dtype, **(output_kw or {})), axis=2)
+    return cd.JoinOperatorDesc(
+        [tensor(s, dtype, **(input_kw or {})) for s in SPLIT_PARTS],
+        tensor((1, 1, 6, 2), dtype, **(output_kw or {})),
+        axis=2,
+    )
 
 
 def join_expected(*xs):
@@ -116,8 +139,7 @@ class Setup:
         self.desc = desc
         self.compiled = desc.compile()
         self.in_bufs = [
-            TensorBuffer(t, offset_alignment=input_alignment).fill(
-                random_array(t.sizes, t.data_type.numpy_dtype, rng))
+            TensorBuffer(t, offset_alignment=input_alignment).fill(random_array(t.sizes, t.data_type.numpy_dtype, rng))
             for t in desc.input_tensors
         ]
         self.out_bufs = [TensorBuffer(t, offset_alignment=output_alignment) for t in desc.output_tensors]
@@ -129,8 +151,11 @@ class Setup:
         """Replace binding ``k`` of ``role`` ("inputs"/"outputs"); fields not given keep their value
         (``size=None`` means the rest of the buffer)."""
         bindings = getattr(self, role)
-        changes = {name: value for name, value in (("buffer", buffer), ("offset", offset), ("size_in_bytes", size))
-                   if value is not KEEP}
+        changes = {
+            name: value
+            for name, value in (("buffer", buffer), ("offset", offset), ("size_in_bytes", size))
+            if value is not KEEP
+        }
         bindings[k] = replace(bindings[k], **changes)
         if buffer is not KEEP:
             self.watched.append(buffer.base if buffer.base is not None and not buffer.flags.c_contiguous else buffer)
@@ -164,68 +189,143 @@ def readonly(s):
 # of a 256-aligned buffer of 64 + TotalTensorSizeInBytes + 64 bytes: Slice's output occupies
 # [64, 80) of 144 bytes, its input [64, 128) of 192 bytes.
 VIOLATIONS = [
-    pytest.param(slice_desc, lambda s: s.rebind("outputs", 0, size=12),
-                 "outputs[0]: the bound range of 12 bytes is smaller than TotalTensorSizeInBytes = 16",
-                 id="output-range-below-total"),
-    pytest.param(slice_desc, lambda s: s.rebind("inputs", 0, size=60),
-                 "inputs[0]: the bound range of 60 bytes is smaller than TotalTensorSizeInBytes = 64",
-                 id="input-range-below-total"),
-    pytest.param(lambda: slice_desc(output_kw={"total_tensor_size_in_bytes": 48}),
-                 lambda s: s.rebind("outputs", 0, size=16),
-                 "outputs[0]: the bound range of 16 bytes is smaller than TotalTensorSizeInBytes = 48",
-                 id="output-range-below-padded-total"),
-    pytest.param(slice_desc, lambda s: s.rebind("outputs", 0, offset=128, size=32),
-                 "outputs[0]: the range [128, 160) lies outside the buffer's 144 bytes", id="output-range-past-end"),
-    pytest.param(slice_desc, lambda s: s.rebind("inputs", 0, offset=-16, size=64),
-                 "inputs[0]: the range [-16, 48) lies outside the buffer's 192 bytes", id="input-negative-offset"),
-    pytest.param(slice_desc, lambda s: s.rebind("outputs", 0, offset=144, size=16),
-                 "outputs[0]: the range [144, 160) lies outside the buffer's 144 bytes", id="output-range-at-end"),
-    pytest.param(slice_desc, lambda s: s.rebind("outputs", 0, offset=72),
-                 "outputs[0]: the bound address is 8 bytes past a multiple of 16 (buffer tensors' minimum alignment)",
-                 id="output-address-not-16-aligned"),
-    pytest.param(slice_desc, lambda s: s.rebind("inputs", 0, offset=68, size=64),
-                 "inputs[0]: the bound address is 4 bytes past a multiple of 16 (buffer tensors' minimum alignment)",
-                 id="input-address-not-16-aligned"),
-    pytest.param(lambda: slice_desc(output_kw={"guaranteed_base_offset_alignment": 64}),
-                 lambda s: s.rebind("outputs", 0, offset=96),
-                 "outputs[0]: the bound address is 32 bytes past a multiple of 64 (GuaranteedBaseOffsetAlignment)",
-                 id="output-address-16-but-not-64-aligned"),
-    pytest.param(lambda: slice_desc(input_kw={"guaranteed_base_offset_alignment": 64}),
-                 lambda s: s.rebind("inputs", 0, offset=80, size=64),
-                 "inputs[0]: the bound address is 16 bytes past a multiple of 64 (GuaranteedBaseOffsetAlignment)",
-                 id="input-address-16-but-not-64-aligned"),
-    pytest.param(slice_desc, lambda s: s.rebind("outputs", 0, buffer=s.in_bufs[0].raw, offset=96),
-                 "outputs[0] overlaps inputs[0] in memory", id="output-inside-input"),
-    pytest.param(slice_desc, lambda s: s.rebind("outputs", 0, buffer=s.in_bufs[0].raw, offset=112),
-                 "outputs[0] overlaps inputs[0] in memory", id="output-overlaps-input-tail"),
+    pytest.param(
+        slice_desc,
+        lambda s: s.rebind("outputs", 0, size=12),
+        "outputs[0]: the bound range of 12 bytes is smaller than TotalTensorSizeInBytes = 16",
+        id="output-range-below-total",
+    ),
+    pytest.param(
+        slice_desc,
+        lambda s: s.rebind("inputs", 0, size=60),
+        "inputs[0]: the bound range of 60 bytes is smaller than TotalTensorSizeInBytes = 64",
+        id="input-range-below-total",
+    ),
+    pytest.param(
+        lambda: slice_desc(output_kw={"total_tensor_size_in_bytes": 48}),
+        lambda s: s.rebind("outputs", 0, size=16),
+        "outputs[0]: the bound range of 16 bytes is smaller than TotalTensorSizeInBytes = 48",
+        id="output-range-below-padded-total",
+    ),
+    pytest.param(
+        slice_desc,
+        lambda s: s.rebind("outputs", 0, offset=128, size=32),
+        "outputs[0]: the range [128, 160) lies outside the buffer's 144 bytes",
+        id="output-range-past-end",
+    ),
+    pytest.param(
+        slice_desc,
+        lambda s: s.rebind("inputs", 0, offset=-16, size=64),
+        "inputs[0]: the range [-16, 48) lies outside the buffer's 192 bytes",
+        id="input-negative-offset",
+    ),
+    pytest.param(
+        slice_desc,
+        lambda s: s.rebind("outputs", 0, offset=144, size=16),
+        "outputs[0]: the range [144, 160) lies outside the buffer's 144 bytes",
+        id="output-range-at-end",
+    ),
+    pytest.param(
+        slice_desc,
+        lambda s: s.rebind("outputs", 0, offset=72),
+        "outputs[0]: the bound address is 8 bytes past a multiple of 16 (buffer tensors' minimum alignment)",
+        id="output-address-not-16-aligned",
+    ),
+    pytest.param(
+        slice_desc,
+        lambda s: s.rebind("inputs", 0, offset=68, size=64),
+        "inputs[0]: the bound address is 4 bytes past a multiple of 16 (buffer tensors' minimum alignment)",
+        id="input-address-not-16-aligned",
+    ),
+    pytest.param(
+        lambda: slice_desc(output_kw={"guaranteed_base_offset_alignment": 64}),
+        lambda s: s.rebind("outputs", 0, offset=96),
+        "outputs[0]: the bound address is 32 bytes past a multiple of 64 (GuaranteedBaseOffsetAlignment)",
+        id="output-address-16-but-not-64-aligned",
+    ),
+    pytest.param(
+        lambda: slice_desc(input_kw={"guaranteed_base_offset_alignment": 64}),
+        lambda s: s.rebind("inputs", 0, offset=80, size=64),
+        "inputs[0]: the bound address is 16 bytes past a multiple of 64 (GuaranteedBaseOffsetAlignment)",
+        id="input-address-16-but-not-64-aligned",
+    ),
+    pytest.param(
+        slice_desc,
+        lambda s: s.rebind("outputs", 0, buffer=s.in_bufs[0].raw, offset=96),
+        "outputs[0] overlaps inputs[0] in memory",
+        id="output-inside-input",
+    ),
+    pytest.param(
+        slice_desc,
+        lambda s: s.rebind("outputs", 0, buffer=s.in_bufs[0].raw, offset=112),
+        "outputs[0] overlaps inputs[0] in memory",
+        id="output-overlaps-input-tail",
+    ),
     # [48, 80): the elements end before the input, but TotalTensorSizeInBytes reaches into it
-    pytest.param(lambda: slice_desc(output_kw={"total_tensor_size_in_bytes": 32}),
-                 lambda s: s.rebind("outputs", 0, buffer=s.in_bufs[0].raw, offset=48),
-                 "outputs[0] overlaps inputs[0] in memory", id="output-total-overlaps-input-head"),
-    pytest.param(join_desc, lambda s: s.rebind("outputs", 0, buffer=s.in_bufs[2].raw, offset=64),
-                 "outputs[0] overlaps inputs[2] in memory", id="join-output-over-third-input"),
-    pytest.param(split_desc, lambda s: s.rebind("outputs", 1, buffer=s.out_bufs[0].raw, offset=64),
-                 "outputs[1] overlaps outputs[0] in memory", id="split-outputs-overlap"),
-    pytest.param(split_desc, lambda s: s.rebind("outputs", 2, buffer=s.out_bufs[0].raw, offset=64),
-                 "outputs[2] overlaps outputs[0] in memory", id="split-outputs-overlap-first-and-last"),
-    pytest.param(slice_desc, lambda s: setattr(s, "inputs", s.inputs * 2),
-                 "2 inputs bound; the operator has 1", id="too-many-inputs"),
-    pytest.param(slice_desc, lambda s: setattr(s, "outputs", []),
-                 "0 outputs bound; the operator has 1", id="no-outputs"),
-    pytest.param(split_desc, lambda s: setattr(s, "outputs", s.outputs[:2]),
-                 "2 outputs bound; the operator has 3", id="split-missing-output"),
-    pytest.param(join_desc, lambda s: setattr(s, "inputs", s.inputs[:1]),
-                 "1 inputs bound; the operator has 3", id="join-missing-inputs"),
-    pytest.param(slice_desc, lambda s: s.rebind("outputs", 0, buffer=noncontiguous_buffer(), offset=0),
-                 "outputs[0]: the buffer must be a C-contiguous array (its bytes are the buffer)",
-                 id="output-noncontiguous-buffer"),
-    pytest.param(slice_desc, lambda s: s.rebind("inputs", 0, buffer=noncontiguous_buffer(), offset=0),
-                 "inputs[0]: the buffer must be a C-contiguous array (its bytes are the buffer)",
-                 id="input-noncontiguous-buffer"),
+    pytest.param(
+        lambda: slice_desc(output_kw={"total_tensor_size_in_bytes": 32}),
+        lambda s: s.rebind("outputs", 0, buffer=s.in_bufs[0].raw, offset=48),
+        "outputs[0] overlaps inputs[0] in memory",
+        id="output-total-overlaps-input-head",
+    ),
+    pytest.param(
+        join_desc,
+        lambda s: s.rebind("outputs", 0, buffer=s.in_bufs[2].raw, offset=64),
+        "outputs[0] overlaps inputs[2] in memory",
+        id="join-output-over-third-input",
+    ),
+    pytest.param(
+        split_desc,
+        lambda s: s.rebind("outputs", 1, buffer=s.out_bufs[0].raw, offset=64),
+        "outputs[1] overlaps outputs[0] in memory",
+        id="split-outputs-overlap",
+    ),
+    pytest.param(
+        split_desc,
+        lambda s: s.rebind("outputs", 2, buffer=s.out_bufs[0].raw, offset=64),
+        "outputs[2] overlaps outputs[0] in memory",
+        id="split-outputs-overlap-first-and-last",
+    ),
+    pytest.param(
+        slice_desc,
+        lambda s: setattr(s, "inputs", s.inputs * 2),
+        "2 inputs bound; the operator has 1",
+        id="too-many-inputs",
+    ),
+    pytest.param(
+        slice_desc, lambda s: setattr(s, "outputs", []), "0 outputs bound; the operator has 1", id="no-outputs"
+    ),
+    pytest.param(
+        split_desc,
+        lambda s: setattr(s, "outputs", s.outputs[:2]),
+        "2 outputs bound; the operator has 3",
+        id="split-missing-output",
+    ),
+    pytest.param(
+        join_desc,
+        lambda s: setattr(s, "inputs", s.inputs[:1]),
+        "1 inputs bound; the operator has 3",
+        id="join-missing-inputs",
+    ),
+    pytest.param(
+        slice_desc,
+        lambda s: s.rebind("outputs", 0, buffer=noncontiguous_buffer(), offset=0),
+        "outputs[0]: the buffer must be a C-contiguous array (its bytes are the buffer)",
+        id="output-noncontiguous-buffer",
+    ),
+    pytest.param(
+        slice_desc,
+        lambda s: s.rebind("inputs", 0, buffer=noncontiguous_buffer(), offset=0),
+        "inputs[0]: the buffer must be a C-contiguous array (its bytes are the buffer)",
+        id="input-noncontiguous-buffer",
+    ),
     pytest.param(slice_desc, readonly, "outputs[0]: the buffer is read-only", id="output-read-only"),
-    pytest.param(split_desc, lambda s: s.rebind("outputs", 2, size=8),
-                 "outputs[2]: the bound range of 8 bytes is smaller than TotalTensorSizeInBytes = 24",
-                 id="split-last-output-range-below-total"),
+    pytest.param(
+        split_desc,
+        lambda s: s.rebind("outputs", 2, size=8),
+        "outputs[2]: the bound range of 8 bytes is smaller than TotalTensorSizeInBytes = 24",
+        id="split-last-output-range-below-total",
+    ),
 ]
 
 
@@ -259,17 +359,26 @@ def test_binding_violations_are_collected_into_one_error():
     assert_unchanged(before)
 
 
-@pytest.mark.parametrize(("mutate", "message"), [
-    pytest.param(lambda s: setattr(s, "outputs", [[0] * 16]),
-                 "Slice.execute: outputs[0] must be a NumPy/CuPy array or a BufferBinding of one, not list",
-                 id="list-as-output"),
-    pytest.param(lambda s: setattr(s, "inputs", [cd.BufferBinding(list(range(16)), 0, 64)]),
-                 "Slice.execute: inputs[0] must be a NumPy/CuPy array or a BufferBinding of one, not list",
-                 id="binding-of-list-as-input"),
-    pytest.param(lambda s: setattr(s, "inputs", [bytearray(192)]),
-                 "Slice.execute: inputs[0] must be a NumPy/CuPy array or a BufferBinding of one, not bytearray",
-                 id="bytearray-as-input"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        pytest.param(
+            lambda s: setattr(s, "outputs", [[0] * 16]),
+            "Slice.execute: outputs[0] must be a NumPy/CuPy array or a BufferBinding of one, not list",
+            id="list-as-output",
+        ),
+        pytest.param(
+            lambda s: setattr(s, "inputs", [cd.BufferBinding(list(range(16)), 0, 64)]),
+            "Slice.execute: inputs[0] must be a NumPy/CuPy array or a BufferBinding of one, not list",
+            id="binding-of-list-as-input",
+        ),
+        pytest.param(
+            lambda s: setattr(s, "inputs", [bytearray(192)]),
+            "Slice.execute: inputs[0] must be a NumPy/CuPy array or a BufferBinding of one, not bytearray",
+            id="bytearray-as-input",
+        ),
+    ],
+)
 def test_binding_of_wrong_type_raises_type_error(mutate, message):
     s = Setup(slice_desc(), seed=99)
     mutate(s)
@@ -284,39 +393,103 @@ def test_binding_of_wrong_type_raises_type_error(mutate, message):
 # exactly NumPy's result, and leave every byte that is not an output element poisoned.
 WORKS = [
     pytest.param(slice_desc, slice_expected, {}, None, id="slice"),
-    pytest.param(lambda d: slice_desc(d, output_kw={"total_tensor_size_in_bytes": 64}), slice_expected, {}, None,
-                 id="slice-output-total-above-minimum"),
-    pytest.param(lambda d: slice_desc(d, input_kw={"total_tensor_size_in_bytes": 256}), slice_expected, {}, None,
-                 id="slice-input-total-above-minimum"),
-    pytest.param(slice_desc, slice_expected, {}, lambda s: s.rebind("outputs", 0, size=48),
-                 id="slice-output-range-above-total"),
-    pytest.param(slice_desc, slice_expected, {}, lambda s: s.rebind("inputs", 0, size=None),
-                 id="slice-input-range-rest-of-buffer"),
-    pytest.param(lambda d: slice_desc(d, output_kw={"total_tensor_size_in_bytes": 64}), slice_expected, {},
-                 lambda s: s.rebind("outputs", 0, size=96), id="slice-output-total-and-range-above-minimum"),
-    pytest.param(lambda d: slice_desc(d, output_kw={"strides": (16, 16, 8, 2)}), slice_expected, {}, None,
-                 id="slice-output-padded-strides"),
-    pytest.param(lambda d: slice_desc(d, output_kw={"guaranteed_base_offset_alignment": 64}), slice_expected,
-                 {"output_alignment": 64}, None, id="slice-output-alignment-64-at-64"),
-    pytest.param(lambda d: slice_desc(d, output_kw={"guaranteed_base_offset_alignment": 64}), slice_expected,
-                 {"output_alignment": 128}, None, id="slice-output-alignment-64-at-128"),
-    pytest.param(lambda d: slice_desc(d, input_kw={"guaranteed_base_offset_alignment": 64},
-                                      output_kw={"guaranteed_base_offset_alignment": 64}),
-                 slice_expected, {"input_alignment": 64, "output_alignment": 64}, None, id="slice-both-alignment-64"),
-    pytest.param(slice_desc, slice_expected, {},
-                 lambda s: s.in_bufs[0].raw.setflags(write=False), id="slice-read-only-input"),
+    pytest.param(
+        lambda d: slice_desc(d, output_kw={"total_tensor_size_in_bytes": 64}),
+        slice_expected,
+        {},
+        None,
+        id="slice-output-total-above-minimum",
+    ),
+    pytest.param(
+        lambda d: slice_desc(d, input_kw={"total_tensor_size_in_bytes": 256}),
+        slice_expected,
+        {},
+        None,
+        id="slice-input-total-above-minimum",
+    ),
+    pytest.param(
+        slice_desc, slice_expected, {}, lambda s: s.rebind("outputs", 0, size=48), id="slice-output-range-above-total"
+    ),
+    pytest.param(
+        slice_desc,
+        slice_expected,
+        {},
+        lambda s: s.rebind("inputs", 0, size=None),
+        id="slice-input-range-rest-of-buffer",
+    ),
+    pytest.param(
+        lambda d: slice_desc(d, output_kw={"total_tensor_size_in_bytes": 64}),
+        slice_expected,
+        {},
+        lambda s: s.rebind("outputs", 0, size=96),
+        id="slice-output-total-and-range-above-minimum",
+    ),
+    pytest.param(
+        lambda d: slice_desc(d, output_kw={"strides": (16, 16, 8, 2)}),
+        slice_expected,
+        {},
+        None,
+        id="slice-output-padded-strides",
+    ),
+    pytest.param(
+        lambda d: slice_desc(d, output_kw={"guaranteed_base_offset_alignment": 64}),
+        slice_expected,
+        {"output_alignment": 64},
+        None,
+        id="slice-output-alignment-64-at-64",
+    ),
+    pytest.param(
+        lambda d: slice_desc(d, output_kw={"guaranteed_base_offset_alignment": 64}),
+        slice_expected,
+        {"output_alignment": 128},
+        None,
+        id="slice-output-alignment-64-at-128",
+    ),
+    pytest.param(
+        lambda d: slice_desc(
+            d, input_kw={"guaranteed_base_offset_alignment": 64}, output_kw={"guaranteed_base_offset_alignment": 64}
+        ),
+        slice_expected,
+        {"input_alignment": 64, "output_alignment": 64},
+        None,
+        id="slice-both-alignment-64",
+    ),
+    pytest.param(
+        slice_desc, slice_expected, {}, lambda s: s.in_bufs[0].raw.setflags(write=False), id="slice-read-only-input"
+    ),
     pytest.param(slice_repeat_desc, slice_repeat_expected, {}, None, id="slice-stride-0"),
-    pytest.param(lambda d: slice1_desc(d, output_kw={"total_tensor_size_in_bytes": 80}), slice1_expected, {}, None,
-                 id="slice1-negative-stride-padded-total"),
-    pytest.param(lambda d: grad_desc(d, output_kw={"total_tensor_size_in_bytes": 128}), grad_expected, {}, None,
-                 id="slicegrad-padded-total"),
-    pytest.param(lambda d: grad_desc(d, output_kw={"strides": (32, 32, 8, 1)}), grad_expected, {}, None,
-                 id="slicegrad-padded-rows"),
-    pytest.param(lambda d: split_desc(d, output_kw={"guaranteed_base_offset_alignment": 64}), split_expected,
-                 {"output_alignment": 64}, lambda s: s.rebind("outputs", 1, size=64), id="split-aligned-outputs"),
+    pytest.param(
+        lambda d: slice1_desc(d, output_kw={"total_tensor_size_in_bytes": 80}),
+        slice1_expected,
+        {},
+        None,
+        id="slice1-negative-stride-padded-total",
+    ),
+    pytest.param(
+        lambda d: grad_desc(d, output_kw={"total_tensor_size_in_bytes": 128}),
+        grad_expected,
+        {},
+        None,
+        id="slicegrad-padded-total",
+    ),
+    pytest.param(
+        lambda d: grad_desc(d, output_kw={"strides": (32, 32, 8, 1)}),
+        grad_expected,
+        {},
+        None,
+        id="slicegrad-padded-rows",
+    ),
+    pytest.param(
+        lambda d: split_desc(d, output_kw={"guaranteed_base_offset_alignment": 64}),
+        split_expected,
+        {"output_alignment": 64},
+        lambda s: s.rebind("outputs", 1, size=64),
+        id="split-aligned-outputs",
+    ),
     # inputs may overlap each other: input 1 reads the first elements of input 0
-    pytest.param(join_desc, join_expected, {}, lambda s: s.rebind("inputs", 1, buffer=s.in_bufs[0].raw),
-                 id="join-inputs-overlap"),
+    pytest.param(
+        join_desc, join_expected, {}, lambda s: s.rebind("inputs", 1, buffer=s.in_bufs[0].raw), id="join-inputs-overlap"
+    ),
 ]
 
 DTYPES = [np.float32, np.float16, np.int8, np.float64]
@@ -343,9 +516,12 @@ def test_valid_bindings_execute_exactly(make_desc, expected, setup_kw, mutate, d
 def _elements_of(binding, t):
     """The elements of tensor ``t`` in the range ``binding`` binds."""
     dtype = t.data_type.numpy_dtype
-    raw = binding.buffer[binding.offset:]
-    return np.lib.stride_tricks.as_strided(raw[: t.total_tensor_size_in_bytes].view(dtype), shape=t.sizes,
-                                           strides=[s * dtype.itemsize for s in t.effective_strides]).copy()
+    raw = binding.buffer[binding.offset :]
+    return np.lib.stride_tricks.as_strided(
+        raw[: t.total_tensor_size_in_bytes].view(dtype),
+        shape=t.sizes,
+        strides=[s * dtype.itemsize for s in t.effective_strides],
+    ).copy()
 
 
 def test_inputs_and_output_adjacent_in_one_buffer():

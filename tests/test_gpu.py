@@ -56,20 +56,24 @@ def test_64_bit_indexing(cp, op):
         x[row] = cp.random.randint(-128, 128, 2**30, dtype=np.int32).astype(np.int8)
     t = cd.TensorDataType.INT8
     if op == "slice1":
-        desc = cd.Slice1OperatorDesc(cd.BufferTensorDesc(t, x.shape), cd.BufferTensorDesc(t, (2, 2**28)),
-                                     [0, 3], [3, 2**30 - 3], [-2, 4])
+        desc = cd.Slice1OperatorDesc(
+            cd.BufferTensorDesc(t, x.shape), cd.BufferTensorDesc(t, (2, 2**28)), [0, 3], [3, 2**30 - 3], [-2, 4]
+        )
         expected = x[::-2, 3::4]
     elif op == "split":
-        desc = cd.SplitOperatorDesc(cd.BufferTensorDesc(t, x.shape),
-                                    [cd.BufferTensorDesc(t, (1, 2**30)), cd.BufferTensorDesc(t, (2, 2**30))], 0)
+        desc = cd.SplitOperatorDesc(
+            cd.BufferTensorDesc(t, x.shape), [cd.BufferTensorDesc(t, (1, 2**30)), cd.BufferTensorDesc(t, (2, 2**30))], 0
+        )
         expected = None
     elif op == "join":
-        desc = cd.JoinOperatorDesc([cd.BufferTensorDesc(t, (2, 2**30)), cd.BufferTensorDesc(t, (1, 2**30))],
-                                   cd.BufferTensorDesc(t, x.shape), 0)
+        desc = cd.JoinOperatorDesc(
+            [cd.BufferTensorDesc(t, (2, 2**30)), cd.BufferTensorDesc(t, (1, 2**30))], cd.BufferTensorDesc(t, x.shape), 0
+        )
         expected = None
     else:
-        desc = cd.SliceGradOperatorDesc(cd.BufferTensorDesc(t, (1, 2**28)), cd.BufferTensorDesc(t, x.shape),
-                                        [2, 1], [1, 2**30 - 1], [1, 4])
+        desc = cd.SliceGradOperatorDesc(
+            cd.BufferTensorDesc(t, (1, 2**28)), cd.BufferTensorDesc(t, x.shape), [2, 1], [1, 2**30 - 1], [1, 4]
+        )
         expected = None
     launches = kernels.prepare(desc.to_plan())
     assert all("long long" in launch.name for launch in launches), launches
@@ -108,17 +112,21 @@ def test_streams(cp, rng):
     with stream:  # the current stream is used when none is given
         parts = cd.split(x, 3, axis=1)
     stream.synchronize()
-    assert all(to_host(p).tobytes() == np.ascontiguousarray(e).tobytes()
-               for p, e in zip(parts, np.split(to_host(x), 3, axis=1)))
+    assert all(
+        to_host(p).tobytes() == np.ascontiguousarray(e).tobytes()
+        for p, e in zip(parts, np.split(to_host(x), 3, axis=1))
+    )
 
 
 def test_execute_captures_in_a_cuda_graph_and_replays_with_new_data(cp, rng):
     """execute() allocates, copies and synchronises nothing: it can be captured and replayed."""
     t = cd.TensorDataType.FLOAT16
-    desc = cd.SplitOperatorDesc(cd.BufferTensorDesc(t, (6, 40)), [cd.BufferTensorDesc(t, (6, 40 - 7)),
-                                                                  cd.BufferTensorDesc(t, (6, 7))], 1)
-    grad = cd.SliceGradOperatorDesc(cd.BufferTensorDesc(t, (3, 7)), cd.BufferTensorDesc(t, (6, 40)),
-                                    [0, 3], [6, 35], [-2, 5])
+    desc = cd.SplitOperatorDesc(
+        cd.BufferTensorDesc(t, (6, 40)), [cd.BufferTensorDesc(t, (6, 40 - 7)), cd.BufferTensorDesc(t, (6, 7))], 1
+    )
+    grad = cd.SliceGradOperatorDesc(
+        cd.BufferTensorDesc(t, (3, 7)), cd.BufferTensorDesc(t, (6, 40)), [0, 3], [6, 35], [-2, 5]
+    )
     compiled, compiled_grad = desc.compile(), grad.compile()
     x = cp.empty((6, 40), np.float16)
     a, b = cp.empty((6, 33), np.float16), cp.empty((6, 7), np.float16)
@@ -189,12 +197,15 @@ def test_kernels_write_only_output_elements_of_padded_views(cp, rng):
         for shift in range(0, 16 // size):
             buffer = cp.empty((9, 320), dtype)
             buffer.view(np.uint8)[...] = POISON
-            out = buffer[:, shift:shift + 290]
+            out = buffer[:, shift : shift + 290]
             cd.strided_slice(x, (slice(None), slice(shift + 3, shift + 293)), out=out)
             host = to_host(buffer)
-            assert host[:, shift:shift + 290].tobytes() == np.ascontiguousarray(to_host(x)[:, shift + 3:shift + 293]).tobytes()
+            assert (
+                host[:, shift : shift + 290].tobytes()
+                == np.ascontiguousarray(to_host(x)[:, shift + 3 : shift + 293]).tobytes()
+            )
             mask = np.ones(host.shape, bool)
-            mask[:, shift:shift + 290] = False
+            mask[:, shift : shift + 290] = False
             assert np.all(host[mask].view(np.uint8) == POISON)
 
 

@@ -6,6 +6,8 @@ bits; outputs start poisoned inside canaried buffers, so an unwritten element or
 fails. Runs on the reference backend and, with a GPU, on the kernels (``xp`` fixture).
 """
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -102,9 +104,9 @@ def windows(draw, shape):
 
 def window_index(offsets, sizes, strides, out):
     """Per axis, the input indices the forward slice reads (DirectML's CopyStart rule)."""
-    return np.ix_(*[
-        (o + s - 1 if st_ < 0 else o) + st_ * np.arange(n) for o, s, st_, n in zip(offsets, sizes, strides, out)
-    ])
+    return np.ix_(
+        *[(o + s - 1 if st_ < 0 else o) + st_ * np.arange(n) for o, s, st_, n in zip(offsets, sizes, strides, out)]
+    )
 
 
 @given(data=st.data())
@@ -129,7 +131,9 @@ def test_slice_random(xp, rng, data):
     for n in shape:
         stride = data.draw(st.integers(0, 3))
         offset = data.draw(st.integers(0, n - 1))
-        size = data.draw(st.integers(1, 5)) if stride == 0 else data.draw(st.integers(1, (n - 1 - offset) // stride + 1))
+        size = (
+            data.draw(st.integers(1, 5)) if stride == 0 else data.draw(st.integers(1, (n - 1 - offset) // stride + 1))
+        )
         offsets.append(offset)
         sizes.append(size)
         strides.append(stride)
@@ -162,8 +166,8 @@ def parts(draw, shape):
     total = shape[axis]
     cuts = sorted(draw(st.sets(st.integers(1, total - 1), max_size=min(total - 1, 6)))) if total > 1 else []
     bounds = [0, *cuts, total]
-    sizes = [b - a for a, b in zip(bounds, bounds[1:])]
-    return axis, [shape[:axis] + (s,) + shape[axis + 1:] for s in sizes], cuts
+    sizes = [b - a for a, b in itertools.pairwise(bounds)]
+    return axis, [(*shape[:axis], s, *shape[axis + 1 :]) for s in sizes], cuts
 
 
 @given(data=st.data())
@@ -208,5 +212,16 @@ def test_execute_reuses_compiled_operator_with_new_data(xp, rng):
         source = TensorBuffer(desc.input_tensor, xp).fill(x)
         target = TensorBuffer(desc.output_tensor, xp)
         compiled.execute([source.binding], [target.binding])
-        assert_outputs([target], [x[window_index(desc.input_window_offsets, desc.input_window_sizes,
-                                                 desc.input_window_strides, desc.output_tensor.sizes)]])
+        assert_outputs(
+            [target],
+            [
+                x[
+                    window_index(
+                        desc.input_window_offsets,
+                        desc.input_window_sizes,
+                        desc.input_window_strides,
+                        desc.output_tensor.sizes,
+                    )
+                ]
+            ],
+        )

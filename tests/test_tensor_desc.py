@@ -14,33 +14,33 @@ from cudadml import TensorDataType as T
 # (data type, sizes, strides, bytes, valid as a BufferTensorDesc). Every byte count is worked
 # out by hand: (index of the last element + 1) * element size, rounded up to 4 bytes.
 SIZES = [
-    (T.FLOAT32, [2, 3], None, 24, True),                   # 6 * 4
-    (T.FLOAT32, [2, 3], [3, 1], 24, True),                 # packed strides given explicitly
-    (T.FLOAT32, [2, 3], [4, 1], 28, True),                 # (1*4 + 2*1 + 1) * 4: row padding
-    (T.FLOAT32, [2, 3], [1, 2], 24, True),                 # column-major: (1 + 4 + 1) * 4
-    (T.FLOAT32, [5, 7], [0, 0], 4, True),                  # full broadcast: one element
-    (T.FLOAT32, [3, 4], [0, 1], 16, True),                 # broadcast rows: (3 + 1) * 4
-    (T.FLOAT32, [3, 4], [1, 0], 12, True),                 # broadcast columns: (2 + 1) * 4
+    (T.FLOAT32, [2, 3], None, 24, True),  # 6 * 4
+    (T.FLOAT32, [2, 3], [3, 1], 24, True),  # packed strides given explicitly
+    (T.FLOAT32, [2, 3], [4, 1], 28, True),  # (1*4 + 2*1 + 1) * 4: row padding
+    (T.FLOAT32, [2, 3], [1, 2], 24, True),  # column-major: (1 + 4 + 1) * 4
+    (T.FLOAT32, [5, 7], [0, 0], 4, True),  # full broadcast: one element
+    (T.FLOAT32, [3, 4], [0, 1], 16, True),  # broadcast rows: (3 + 1) * 4
+    (T.FLOAT32, [3, 4], [1, 0], 12, True),  # broadcast columns: (2 + 1) * 4
     (T.UINT32, [2, 2, 2], [0, 0, 0], 4, True),
     (T.FLOAT32, [1, 1, 4, 4], None, 64, True),
-    (T.FLOAT16, [1, 3], None, 8, True),                    # 6 bytes -> 8
-    (T.FLOAT16, [7], None, 16, True),                      # 14 bytes -> 16
-    (T.FLOAT16, [2, 2], None, 8, True),                    # exactly 8
-    (T.UINT16, [1] * 8, None, 4, True),                    # 2 bytes -> 4
-    (T.UINT16, [3, 3], [5, 2], 32, True),                  # (10 + 4 + 1) * 2 = 30 -> 32
-    (T.UINT8, [1], None, 4, True),                         # 1 byte -> 4
+    (T.FLOAT16, [1, 3], None, 8, True),  # 6 bytes -> 8
+    (T.FLOAT16, [7], None, 16, True),  # 14 bytes -> 16
+    (T.FLOAT16, [2, 2], None, 8, True),  # exactly 8
+    (T.UINT16, [1] * 8, None, 4, True),  # 2 bytes -> 4
+    (T.UINT16, [3, 3], [5, 2], 32, True),  # (10 + 4 + 1) * 2 = 30 -> 32
+    (T.UINT8, [1], None, 4, True),  # 1 byte -> 4
     (T.UINT8, [4], None, 4, True),
-    (T.UINT8, [5], None, 8, True),                         # 5 bytes -> 8
-    (T.UINT8, [3, 3], None, 12, True),                     # 9 bytes -> 12
-    (T.UINT8, [2, 3], [8, 1], 12, True),                   # (8 + 2 + 1) = 11 bytes -> 12
-    (T.INT8, [3, 3], [5, 2], 16, True),                    # 15 bytes -> 16
+    (T.UINT8, [5], None, 8, True),  # 5 bytes -> 8
+    (T.UINT8, [3, 3], None, 12, True),  # 9 bytes -> 12
+    (T.UINT8, [2, 3], [8, 1], 12, True),  # (8 + 2 + 1) = 11 bytes -> 12
+    (T.INT8, [3, 3], [5, 2], 16, True),  # 15 bytes -> 16
     (T.FLOAT64, [2, 3], None, 48, True),
-    (T.INT64, [3], [3], 56, True),                         # (6 + 1) * 8
-    (T.UINT64, [2, 2], [0, 5], 48, True),                  # (5 + 1) * 8
+    (T.INT64, [3], [3], 56, True),  # (6 + 1) * 8
+    (T.UINT64, [2, 2], [0, 5], 48, True),  # (5 + 1) * 8
     # Past 4 GiB: exact integer arithmetic.
     (T.UINT8, [2**16, 2**16 + 1], None, 4_295_032_832, False),  # 2^32 + 2^16 elements: too many for a tensor
-    (T.UINT8, [2**32 - 1], None, 4_294_967_296, True),     # 2^32 - 1 bytes rounded up to 2^32
-    (T.FLOAT64, [2**31], None, 17_179_869_184, True),      # 2^31 * 8 = 2^34
+    (T.UINT8, [2**32 - 1], None, 4_294_967_296, True),  # 2^32 - 1 bytes rounded up to 2^32
+    (T.FLOAT64, [2**31], None, 17_179_869_184, True),  # 2^31 * 8 = 2^34
     (T.FLOAT64, [3, 5], [2**30, 2**28], 25_769_803_784, True),  # (2^31 + 2^30 + 1) * 8
     (T.FLOAT32, [2, 2], [2**31, 1], 8_589_934_600, True),  # (2^31 + 1 + 1) * 4
 ]
@@ -51,8 +51,9 @@ def _size_id(row):
     return f"{data_type.name}-{'x'.join(map(str, sizes))}" + (f"-s{'_'.join(map(str, strides))}" if strides else "")
 
 
-@pytest.mark.parametrize(("data_type", "sizes", "strides", "expected", "valid"), SIZES,
-                         ids=[_size_id(r) for r in SIZES])
+@pytest.mark.parametrize(
+    ("data_type", "sizes", "strides", "expected", "valid"), SIZES, ids=[_size_id(r) for r in SIZES]
+)
 def test_calc_buffer_tensor_size(data_type, sizes, strides, expected, valid):
     assert cd.calc_buffer_tensor_size(data_type, sizes, strides) == expected
     # the same type given as its directml.h value and as a NumPy dtype
@@ -60,8 +61,11 @@ def test_calc_buffer_tensor_size(data_type, sizes, strides, expected, valid):
     assert cd.calc_buffer_tensor_size(data_type.numpy_dtype, tuple(sizes), strides) == expected
 
 
-@pytest.mark.parametrize(("data_type", "sizes", "strides", "expected", "valid"),
-                         [r for r in SIZES if r[4]], ids=[_size_id(r) for r in SIZES if r[4]])
+@pytest.mark.parametrize(
+    ("data_type", "sizes", "strides", "expected", "valid"),
+    [r for r in SIZES if r[4]],
+    ids=[_size_id(r) for r in SIZES if r[4]],
+)
 def test_default_total_size_is_the_minimum(data_type, sizes, strides, expected, valid):
     t = cd.BufferTensorDesc(data_type, sizes, strides)
     assert t.total_tensor_size_in_bytes == expected
@@ -70,19 +74,23 @@ def test_default_total_size_is_the_minimum(data_type, sizes, strides, expected, 
     assert bigger.total_tensor_size_in_bytes == expected + 4
 
 
-@pytest.mark.parametrize(("args", "error", "expected"), [
-    ((T.UNKNOWN, [4]), ValueError, "DataType UNKNOWN has no element size"),
-    ((T.FLOAT32, [2, 3], [1]), ValueError, "len(Strides) = 1 differs from len(Sizes) = 2"),
-    ((T.FLOAT32, [2, 3.0]), TypeError, "Sizes[1] must be an integer, not float"),
-])
+@pytest.mark.parametrize(
+    ("args", "error", "expected"),
+    [
+        ((T.UNKNOWN, [4]), ValueError, "DataType UNKNOWN has no element size"),
+        ((T.FLOAT32, [2, 3], [1]), ValueError, "len(Strides) = 1 differs from len(Sizes) = 2"),
+        ((T.FLOAT32, [2, 3.0]), TypeError, "Sizes[1] must be an integer, not float"),
+    ],
+)
 def test_calc_buffer_tensor_size_rejects(args, error, expected):
     with pytest.raises(error, match=re.escape(expected)):
         cd.calc_buffer_tensor_size(*args)
 
 
 def test_desc_fields_are_normalised():
-    t = cd.BufferTensorDesc(np.float16, [2, np.int64(3)], strides=np.array([4, 1]),
-                            total_tensor_size_in_bytes=np.uint64(16))
+    t = cd.BufferTensorDesc(
+        np.float16, [2, np.int64(3)], strides=np.array([4, 1]), total_tensor_size_in_bytes=np.uint64(16)
+    )
     assert t.data_type is T.FLOAT16
     assert t.sizes == (2, 3) and all(type(s) is int for s in t.sizes)
     assert t.strides == (4, 1)
@@ -97,15 +105,34 @@ def test_desc_fields_are_normalised():
 FROM_ARRAY = [
     pytest.param(lambda: np.empty((2, 3), np.float32), (2, 3), (3, 1), T.FLOAT32, 24, id="packed"),
     pytest.param(lambda: np.empty((2, 3, 5), np.float16), (2, 3, 5), (15, 5, 1), T.FLOAT16, 60, id="packed-3d"),
-    pytest.param(lambda: np.empty((4, 6), np.int16)[:, ::2], (4, 3), (6, 2), T.INT16, 48,  # (18 + 4 + 1) * 2 = 46
-                 id="every-other-column"),
-    pytest.param(lambda: np.empty((5, 4), np.float64)[1:4, 1:3], (3, 2), (4, 1), T.FLOAT64, 80,  # (8 + 1 + 1) * 8
-                 id="window"),
+    pytest.param(
+        lambda: np.empty((4, 6), np.int16)[:, ::2],
+        (4, 3),
+        (6, 2),
+        T.INT16,
+        48,  # (18 + 4 + 1) * 2 = 46
+        id="every-other-column",
+    ),
+    pytest.param(
+        lambda: np.empty((5, 4), np.float64)[1:4, 1:3],
+        (3, 2),
+        (4, 1),
+        T.FLOAT64,
+        80,  # (8 + 1 + 1) * 8
+        id="window",
+    ),
     pytest.param(lambda: np.empty((3, 4), np.uint8).T, (4, 3), (1, 4), T.UINT8, 12, id="transposed"),  # 3 + 8 + 1
-    pytest.param(lambda: np.broadcast_to(np.empty(3, np.float32), (4, 3)), (4, 3), (0, 1), T.FLOAT32, 12,
-                 id="broadcast"),
-    pytest.param(lambda: np.empty((6, 8), np.int64)[::3, 1::4], (2, 2), (24, 4), T.INT64, 232,  # (24 + 4 + 1) * 8
-                 id="strided-both-axes"),
+    pytest.param(
+        lambda: np.broadcast_to(np.empty(3, np.float32), (4, 3)), (4, 3), (0, 1), T.FLOAT32, 12, id="broadcast"
+    ),
+    pytest.param(
+        lambda: np.empty((6, 8), np.int64)[::3, 1::4],
+        (2, 2),
+        (24, 4),
+        T.INT64,
+        232,  # (24 + 4 + 1) * 8
+        id="strided-both-axes",
+    ),
     pytest.param(lambda: np.array(5.0, np.float32), (1,), (1,), T.FLOAT32, 4, id="0-d"),
     pytest.param(lambda: np.uint8(7)[()].reshape(()), (1,), (1,), T.UINT8, 4, id="0-d-uint8"),
 ]
@@ -118,19 +145,32 @@ def test_from_array(make, sizes, strides, data_type, total):
 
 
 def test_from_array_passes_keyword_arguments_through():
-    t = cd.BufferTensorDesc.from_array(np.empty((2, 2), np.float32), guaranteed_base_offset_alignment=64,
-                                       total_tensor_size_in_bytes=128, flags=cd.TensorFlags.OWNED_BY_DML)
+    t = cd.BufferTensorDesc.from_array(
+        np.empty((2, 2), np.float32),
+        guaranteed_base_offset_alignment=64,
+        total_tensor_size_in_bytes=128,
+        flags=cd.TensorFlags.OWNED_BY_DML,
+    )
     assert (t.guaranteed_base_offset_alignment, t.total_tensor_size_in_bytes, t.flags) == (
-        64, 128, cd.TensorFlags.OWNED_BY_DML)
+        64,
+        128,
+        cd.TensorFlags.OWNED_BY_DML,
+    )
 
 
-@pytest.mark.parametrize(("make", "message"), [
-    pytest.param(lambda: np.empty(4, np.float32)[::-1], "stride -4 bytes of axis 0", id="reversed-1d"),
-    pytest.param(lambda: np.empty((3, 4), np.int16)[:, ::-2], "stride -4 bytes of axis 1", id="reversed-columns"),
-    pytest.param(lambda: np.empty((3, 4), np.float64)[::-1], "stride -32 bytes of axis 0", id="reversed-rows"),
-    pytest.param(lambda: np.lib.stride_tricks.as_strided(np.zeros(8, np.uint16), shape=(3,), strides=(3,)),
-                 "stride 3 bytes of axis 0 is not a non-negative multiple of the element size 2", id="misaligned"),
-])
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        pytest.param(lambda: np.empty(4, np.float32)[::-1], "stride -4 bytes of axis 0", id="reversed-1d"),
+        pytest.param(lambda: np.empty((3, 4), np.int16)[:, ::-2], "stride -4 bytes of axis 1", id="reversed-columns"),
+        pytest.param(lambda: np.empty((3, 4), np.float64)[::-1], "stride -32 bytes of axis 0", id="reversed-rows"),
+        pytest.param(
+            lambda: np.lib.stride_tricks.as_strided(np.zeros(8, np.uint16), shape=(3,), strides=(3,)),
+            "stride 3 bytes of axis 0 is not a non-negative multiple of the element size 2",
+            id="misaligned",
+        ),
+    ],
+)
 def test_from_array_rejects_negative_and_fractional_strides(make, message):
     with pytest.raises(cd.DescriptorError, match=re.escape(message)) as e:
         cd.BufferTensorDesc.from_array(make())
@@ -177,8 +217,9 @@ def test_data_type_element_size_and_dtype_round_trip(name, value, size, dtype):
     assert T.unsigned_of_width(size).element_size == size
 
 
-@pytest.mark.parametrize("dtype", [bool, np.complex64, np.complex128, np.float128 if hasattr(np, "float128") else "V3",
-                                   "U1", object])
+@pytest.mark.parametrize(
+    "dtype", [bool, np.complex64, np.complex128, np.float128 if hasattr(np, "float128") else "V3", "U1", object]
+)
 def test_from_dtype_rejects_dtypes_without_a_directml_type(dtype):
     with pytest.raises(ValueError, match="has no DirectML tensor data type"):
         T.from_dtype(dtype)
@@ -202,19 +243,22 @@ def test_feature_levels_are_ordered_with_directml_h_values():
     assert L.newest() is L.LEVEL_6_4
 
 
-@pytest.mark.parametrize(("given", "expected"), [
-    ("4_1", L.LEVEL_4_1),
-    ("4.1", L.LEVEL_4_1),
-    ("DML_FEATURE_LEVEL_4_1", L.LEVEL_4_1),
-    ("dml_feature_level_4_1", L.LEVEL_4_1),
-    (" 4_1 ", L.LEVEL_4_1),
-    (0x4100, L.LEVEL_4_1),
-    (L.LEVEL_4_1, L.LEVEL_4_1),
-    ("1_0", L.LEVEL_1_0),
-    (0x1000, L.LEVEL_1_0),
-    ("3.1", L.LEVEL_3_1),
-    (None, L.LEVEL_6_4),
-])
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("4_1", L.LEVEL_4_1),
+        ("4.1", L.LEVEL_4_1),
+        ("DML_FEATURE_LEVEL_4_1", L.LEVEL_4_1),
+        ("dml_feature_level_4_1", L.LEVEL_4_1),
+        (" 4_1 ", L.LEVEL_4_1),
+        (0x4100, L.LEVEL_4_1),
+        (L.LEVEL_4_1, L.LEVEL_4_1),
+        ("1_0", L.LEVEL_1_0),
+        (0x1000, L.LEVEL_1_0),
+        ("3.1", L.LEVEL_3_1),
+        (None, L.LEVEL_6_4),
+    ],
+)
 def test_feature_level_coerce(given, expected):
     assert L.coerce(given) is expected
 

@@ -87,17 +87,28 @@ def _loader():
 def copy_job_dtype(index_type, rank):
     i = np.dtype(index_type)
     return np.dtype(
-        [("src", np.uint64), ("dst", np.uint64), ("count", i), ("row", i), ("sizes", i, (rank,)),
-         ("src_strides", i, (rank,)), ("dst_strides", i, (rank,)), ("magic", np.uint32, (rank,)),
-         ("shift", np.uint32, (rank,))],
+        [
+            ("src", np.uint64),
+            ("dst", np.uint64),
+            ("count", i),
+            ("row", i),
+            ("sizes", i, (rank,)),
+            ("src_strides", i, (rank,)),
+            ("dst_strides", i, (rank,)),
+            ("magic", np.uint32, (rank,)),
+            ("shift", np.uint32, (rank,)),
+        ],
         align=True,
     )
 
 
 def copy_batch_dtype(index_type, rank, capacity):
     return np.dtype(
-        [("jobs", copy_job_dtype(index_type, rank), (capacity,)), ("block_start", np.int32, (capacity + 1,)),
-         ("num_jobs", np.int32)],
+        [
+            ("jobs", copy_job_dtype(index_type, rank), (capacity,)),
+            ("block_start", np.int32, (capacity + 1,)),
+            ("num_jobs", np.int32),
+        ],
         align=True,
     )
 
@@ -105,9 +116,20 @@ def copy_batch_dtype(index_type, rank, capacity):
 def grad_params_dtype(index_type, rank):
     i = np.dtype(index_type)
     return np.dtype(
-        [("src", np.uint64), ("dst", np.uint64), ("count", i), ("inner", i), ("sizes", i, (rank,)),
-         ("dst_strides", i, (rank,)), ("starts", i, (rank,)), ("steps", i, (rank,)), ("counts", i, (rank,)),
-         ("src_strides", i, (rank,)), ("magic", np.uint32, (rank,)), ("shift", np.uint32, (rank,))],
+        [
+            ("src", np.uint64),
+            ("dst", np.uint64),
+            ("count", i),
+            ("inner", i),
+            ("sizes", i, (rank,)),
+            ("dst_strides", i, (rank,)),
+            ("starts", i, (rank,)),
+            ("steps", i, (rank,)),
+            ("counts", i, (rank,)),
+            ("src_strides", i, (rank,)),
+            ("magic", np.uint32, (rank,)),
+            ("shift", np.uint32, (rank,)),
+        ],
         align=True,
     )
 
@@ -171,8 +193,7 @@ def _copy_launches(plan: CopyPlan) -> list[Launch]:
     """One launch for the whole batch, unless its parameter struct would pass the driver's
     limit: then groups of the largest capacity that fits. Every group uses one kernel."""
     e = plan.element_size
-    rows = all(j.in_strides[-1] == 1 and j.out_strides[-1] == 1 and j.sizes[-1] * e >= MIN_ROW_BYTES
-               for j in plan.jobs)
+    rows = all(j.in_strides[-1] == 1 and j.out_strides[-1] == 1 and j.sizes[-1] * e >= MIN_ROW_BYTES for j in plan.jobs)
     boxes = []
     for j in plan.jobs:
         if rows:
@@ -191,8 +212,7 @@ def _copy_launches(plan: CopyPlan) -> list[Launch]:
     fits = [c for c in JOB_CAPACITIES if copy_batch_dtype(index_type, rank, c).itemsize <= MAX_PARAM_BYTES]
     family = "gather_rows" if rows else "gather_elements"
     return [
-        _copy_launch(family, e, index_type, rank, fits, boxes[k:k + fits[-1]])
-        for k in range(0, len(boxes), fits[-1])
+        _copy_launch(family, e, index_type, rank, fits, boxes[k : k + fits[-1]]) for k in range(0, len(boxes), fits[-1])
     ]
 
 
@@ -225,9 +245,7 @@ def _grad_launch(plan: SliceGradPlan) -> Launch:
     vector = CHUNK // e if plan.out_strides[-1] == 1 and inner >= CHUNK // e else 1
     sizes = (*plan.sizes[:-1], -(-inner // vector))
     count = math.prod(sizes)
-    index_type = _index_type(
-        e, count, list(zip(plan.sizes, plan.out_strides)), list(zip(plan.counts, plan.in_strides))
-    )
+    index_type = _index_type(e, count, list(zip(plan.sizes, plan.out_strides)), list(zip(plan.counts, plan.in_strides)))
     params = np.zeros((), grad_params_dtype(index_type, rank))
     params["count"], params["inner"], params["sizes"] = count, inner, sizes
     params["dst_strides"], params["starts"], params["steps"] = plan.out_strides, plan.starts, plan.steps
