@@ -8,6 +8,7 @@ call can be captured in a CUDA graph.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import importlib.resources
 import math
@@ -65,9 +66,16 @@ _SOURCES = {"gather_elements": "strided_copy.cu", "gather_rows": "strided_copy.c
 OPTIONS = ("--std=c++17",)
 
 
+_driver = _runtime = None  # cupy_backends' CUDA driver and runtime APIs, bound by _loader()
+
+
 @functools.cache
 def _loader():
+    global _driver, _runtime
     import cupy
+    from cupy_backends.cuda.api import driver, runtime
+
+    _driver, _runtime = driver, runtime
 
     @cupy.memoize(for_each_device=True)
     def load(name: str):
@@ -162,28 +170,42 @@ class Launch:
     ``slots`` lists ``(byte position, role, binding, byte offset)`` for every address field of
     the struct: before each launch it receives the address of binding ``binding`` of the
     inputs (role 0) or outputs (role 1), plus the offset. The struct travels as bytes: each
-    call copies the template and writes the addresses in.
+    call copies the template and writes the addresses in, then hands the bytes straight to
+    ``cuLaunchKernel`` (CuPy's generic argument packing costs more than the kernel at small sizes).
     """
 
     def __init__(self, name, grid, params, slots):
         self.name, self.grid, self.params = name, grid, params
         self._template = params.tobytes()
         self._slots = [(int(p), r, int(b), int(o)) for p, r, b, o in slots]
+        self._functions = {}  # device id -> CUfunction
 
     def load(self):
         """The kernel on the current device, compiled on first use (NVRTC, then CuPy's caches)."""
         return _loader()(self.name)
 
-    def struct(self, inputs, outputs):
-        """The parameter struct for these binding addresses, as a NumPy structured scalar."""
-        buffer = bytearray(self._template)
+    def fill(self, buffer, inputs, outputs):
+        """Write the struct for these binding addresses into ``buffer`` (writable, struct-sized)."""
+        buffer[:] = self._template
         bound = (inputs, outputs)
         for position, role, index, offset in self._slots:
             _ADDRESS.pack_into(buffer, position, bound[role][index] + offset)
-        return np.frombuffer(buffer, self.params.dtype)[0]
+        return buffer
 
-    def __call__(self, inputs, outputs):
-        self.load()((self.grid,), (BLOCK,), (self.struct(inputs, outputs),))
+    def struct(self, inputs, outputs):
+        """The parameter struct for these binding addresses, as a NumPy structured scalar."""
+        return np.frombuffer(self.fill(bytearray(len(self._template)), inputs, outputs), self.params.dtype)[0]
+
+    def __call__(self, inputs, outputs, stream_ptr):
+        if _runtime is None:
+            _loader()
+        device = _runtime.getDevice()
+        function = self._functions.get(device)
+        if function is None:
+            function = self._functions[device] = self.load().kernel.ptr
+        args = self.fill(ctypes.create_string_buffer(len(self._template)), inputs, outputs)
+        argv = (ctypes.c_void_p * 1)(ctypes.addressof(args))
+        _driver.launchKernel(function, self.grid, 1, 1, BLOCK, 1, 1, 0, stream_ptr, ctypes.addressof(argv), 0)
 
     def __repr__(self):
         return f"<Launch {self.name} grid={self.grid}>"
@@ -268,13 +290,11 @@ def prepare(plan) -> tuple[Launch, ...]:
 
 def run(launches, inputs, outputs, stream=None) -> None:
     """Launch on ``stream`` (the current CuPy stream when None); addresses are ints."""
-    if stream is None:
-        for launch in launches:
-            launch(inputs, outputs)
-    else:
-        with stream:
-            for launch in launches:
-                launch(inputs, outputs)
+    import cupy
+
+    stream_ptr = (stream or cupy.cuda.get_current_stream()).ptr
+    for launch in launches:
+        launch(inputs, outputs, stream_ptr)
 
 
 def all_kernel_names() -> dict[str, list[str]]:
