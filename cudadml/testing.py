@@ -7,14 +7,32 @@ unwritten element, or a byte written outside the output's elements, is caught.
 
 from __future__ import annotations
 
+import contextlib
+import os
+
 import numpy as np
 
 from .compiled import BufferBinding
 
-__all__ = ["CANARY", "POISON", "TensorBuffer", "aligned_empty", "random_array", "to_host"]
+__all__ = ["CANARY", "POISON", "TensorBuffer", "aligned_empty", "emulated", "random_array", "to_host"]
 
 POISON = 0xA5  # fills output buffers before a run: no element value we generate is all 0xA5
 CANARY = 64  # bytes kept poisoned before and after every bound tensor
+
+
+@contextlib.contextmanager
+def emulated():
+    """Inside the block NumPy inputs run through the CUDA kernels emulated on the host
+    (``CUDADML_BACKEND=emulate``) instead of the NumPy reference; the variable is restored after."""
+    before = os.environ.get("CUDADML_BACKEND")
+    os.environ["CUDADML_BACKEND"] = "emulate"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["CUDADML_BACKEND"]
+        else:
+            os.environ["CUDADML_BACKEND"] = before
 
 
 def aligned_empty(nbytes, xp=np, alignment=256):
@@ -22,7 +40,7 @@ def aligned_empty(nbytes, xp=np, alignment=256):
     raw = xp.empty(nbytes + alignment, np.uint8)
     address = raw.__array_interface__["data"][0] if xp is np else raw.data.ptr
     start = -address % alignment
-    return raw[start:start + nbytes]
+    return raw[start : start + nbytes]
 
 
 def random_array(shape, dtype, rng, xp=np):
@@ -60,7 +78,7 @@ class TensorBuffer:
         dtype = t.data_type.numpy_dtype
         size = t.data_type.element_size
         span = t.total_tensor_size_in_bytes // size
-        typed = self.raw[self.offset:self.offset + span * size].view(dtype)
+        typed = self.raw[self.offset : self.offset + span * size].view(dtype)
         strided = self.xp.lib.stride_tricks.as_strided
         return strided(typed, shape=t.sizes, strides=[s * size for s in t.effective_strides])
 

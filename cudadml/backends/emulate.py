@@ -1,0 +1,192 @@
+"""Host emulation of the CUDA kernels: the real ``kernels_cu/`` code, run on NumPy buffers.
+
+``kernels_cu/emulation.h`` maps the CUDA C the kernels use onto the host; with it the
+unmodified kernel sources compile with the system C++ compiler (``$CXX``, else ``g++``) into
+shared libraries, cached on disk under ``$CUDADML_CACHE_DIR`` (default ``~/.cache/cudadml``)
+by a hash of their text. ``run`` takes the launches ``kernels.prepare`` made for the GPU and
+runs each with the same kernel, grid, block and parameter struct bytes, block by block and
+thread by thread, reading and writing the NumPy buffers in place. Selected for NumPy inputs
+by ``CUDADML_BACKEND=emulate`` (see ``cudadml.backends.backend_for_host``).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import ctypes
+import functools
+import hashlib
+import os
+import pathlib
+import re
+import subprocess
+import tempfile
+import threading
+
+from .. import _memory
+from . import kernels
+
+CXX_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c++17", "-fno-strict-aliasing")
+_LOCK = threading.Lock()  # the emulation header keeps its thread indices in globals
+_NAME = re.compile(r"(\w+)<(\d+),.*\b(int|long long)\b")  # family, width, index type
+
+
+class EmulationError(RuntimeError):
+    """The emulated kernels could not be built, or a launch failed as it would on a GPU."""
+
+
+class _Fault(ctypes.Structure):
+    _fields_ = [
+        ("kind", ctypes.c_int),
+        ("block", ctypes.c_uint),
+        ("thread", ctypes.c_uint),
+        ("address", ctypes.c_ulonglong),
+    ]
+
+
+_FAULTS = {1: "a misaligned __ldg", 2: "an __ldg outside every input"}
+
+
+def compiler() -> str:
+    return os.environ.get("CXX") or "g++"
+
+
+def cache_dir() -> pathlib.Path:
+    root = os.environ.get("CUDADML_CACHE_DIR") or pathlib.Path.home() / ".cache" / "cudadml"
+    return pathlib.Path(root) / "emulate"
+
+
+def translation_unit(source_file: str, names) -> str:
+    """emulation.h, the kernel source, and per kernel ``k`` (``names[k]``) the wrappers
+    ``cudadml_launch_k`` (runs a launch) and ``cudadml_param_size_k`` (sizeof its struct)."""
+    parts = [kernels.kernel_source("emulation.h"), kernels.kernel_source(source_file), 'extern "C" {']
+    for k, name in enumerate(names):
+        parts.append(
+            f"typedef CudadmlParam<decltype({name})>::type cudadml_param_{k};\n"
+            f"int cudadml_launch_{k}(const void* params, unsigned long long size, unsigned long long grid,\n"
+            f"        unsigned block, const unsigned long long* ranges, int num_ranges, CudadmlFault* fault) {{\n"
+            f"    return cudadml_launch<cudadml_param_{k}>([](const cudadml_param_{k}& p) {{ {name}(p); }},\n"
+            f"                                            params, size, grid, block, ranges, num_ranges, fault);\n"
+            f"}}\n"
+            f"unsigned long long cudadml_param_size_{k}() {{ return sizeof(cudadml_param_{k}); }}"
+        )
+    parts.append("}")
+    return "\n".join(parts) + "\n"
+
+
+class Library:
+    """One compiled group of specialisations: ``launch[name]`` and ``param_size[name]``."""
+
+    def __init__(self, path, names):
+        self.path = path
+        self._dll = ctypes.CDLL(str(path))
+        self.launch, self.param_size = {}, {}
+        for k, name in enumerate(names):
+            f = getattr(self._dll, f"cudadml_launch_{k}")
+            f.restype = ctypes.c_int
+            f.argtypes = [
+                ctypes.c_char_p,
+                ctypes.c_ulonglong,
+                ctypes.c_ulonglong,
+                ctypes.c_uint,
+                ctypes.POINTER(ctypes.c_ulonglong),
+                ctypes.c_int,
+                ctypes.POINTER(_Fault),
+            ]
+            size = getattr(self._dll, f"cudadml_param_size_{k}")
+            size.restype = ctypes.c_ulonglong
+            self.launch[name], self.param_size[name] = f, size()
+
+
+@functools.cache
+def library(source_file: str, names: tuple[str, ...]) -> Library:
+    """The library of ``names`` (specialisations in ``source_file``), built unless cached."""
+    text = translation_unit(source_file, names)
+    command = [compiler(), *CXX_FLAGS]
+    key = hashlib.sha256(repr((command, text)).encode()).hexdigest()[:32]
+    directory = cache_dir()
+    path = directory / f"{key}.so"
+    if not path.exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / f"{key}.cpp").write_text(text)  # kept beside the library, for debugging
+        # Built under a temporary name and renamed, so concurrent builders never load half a file.
+        fd, temporary = tempfile.mkstemp(suffix=".so", dir=directory)
+        os.close(fd)
+        try:
+            result = subprocess.run(
+                [*command, "-x", "c++", "-o", temporary, str(directory / f"{key}.cpp")], capture_output=True, text=True
+            )
+        except FileNotFoundError:
+            os.unlink(temporary)
+            raise EmulationError(
+                f"no C++ compiler {command[0]!r} (set CXX, or install g++) to emulate the kernels of {source_file}"
+            ) from None
+        if result.returncode:
+            os.unlink(temporary)
+            raise EmulationError(
+                f"{command[0]} could not compile the emulated {source_file} "
+                f"({len(names)} kernels, source {directory / key}.cpp):\n{result.stderr}"
+            )
+        os.replace(temporary, path)
+    return Library(path, names)
+
+
+@functools.cache
+def _groups() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Every specialisation's ``(source file, group)``: the plan's kernels by family, width and
+    index type, so one build (a second or two) serves all their launches."""
+    groups: dict[tuple, list[str]] = {}
+    for source_file, names in kernels.all_kernel_names().items():
+        for name in names:
+            groups.setdefault((source_file, *_NAME.match(name).groups()), []).append(name)
+    return {name: (key[0], tuple(names)) for key, names in groups.items() for name in names}
+
+
+def _source_file(name: str) -> str:
+    return kernels._SOURCES[name.split("<", 1)[0]]
+
+
+def library_for(name: str) -> Library:
+    """The library holding specialisation ``name`` (alone, if the plan's lists lack it)."""
+    source_file, names = _groups().get(name, (_source_file(name), (name,)))
+    return library(source_file, names)
+
+
+def build_all(workers: int | None = None) -> list[Library]:
+    """Every library ``library_for`` can need, built in parallel (the compiler runs outside the GIL)."""
+    keys = sorted(set(_groups().values()))
+    with concurrent.futures.ThreadPoolExecutor(workers or os.cpu_count() or 1) as pool:
+        return list(pool.map(lambda key: library(*key), keys))
+
+
+def run(launches, inputs, outputs) -> None:
+    """Run ``launches`` on host memory; ``inputs``/``outputs`` are ``(owner, address)`` pairs.
+
+    Each launch gets the struct ``launch.struct`` builds for these addresses, which is what a
+    GPU launch gets. Kernels may read only the inputs' owners' bytes (``__ldg`` checks).
+    """
+    in_addresses = [a for _, a in inputs]
+    out_addresses = [a for _, a in outputs]
+    extents = [_memory.byte_extent(owner) for owner, _ in inputs]
+    ranges = (ctypes.c_ulonglong * (2 * len(extents)))(*(x for extent in extents for x in extent))
+    for launch in launches:
+        library = library_for(launch.name)
+        params = launch.struct(in_addresses, out_addresses).tobytes()
+        fault = _Fault()
+        with _LOCK:
+            status = library.launch[launch.name](
+                params, len(params), launch.grid, kernels.BLOCK, ranges, len(extents), ctypes.byref(fault)
+            )
+        if status == -1:
+            raise EmulationError(
+                f"{launch.name}: the parameter struct is {len(params)} bytes in NumPy, "
+                f"{library.param_size[launch.name]} in C++"
+            )
+        if status == -2:
+            raise EmulationError(
+                f"{launch.name}: invalid launch configuration ({launch.grid} blocks of {kernels.BLOCK} threads)"
+            )
+        if status:
+            raise EmulationError(
+                f"{launch.name}: {_FAULTS.get(fault.kind, f'fault {fault.kind}')} at address "
+                f"{fault.address:#x} in block {fault.block}, thread {fault.thread}"
+            )

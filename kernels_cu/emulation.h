@@ -1,0 +1,113 @@
+// emulation.h: the CUDA C that the kernels use, mapped onto the host, so the unmodified
+// kernels_cu/ sources compile with the system C++ compiler and run thread by thread.
+//
+// Provides: threadIdx, blockIdx, blockDim, gridDim; __global__, __device__, __forceinline__,
+// __launch_bounds__, __grid_constant__; uint4 and make_uint4; __ldg, __umulhi and
+// __funnelshift_r with CUDA's definitions; cudadml_launch, the launch loop; and a record of
+// the first fault (an __ldg that is misaligned or outside the inputs), which a GPU would
+// report as an illegal or misaligned address.
+// Deliberately absent: __syncthreads, __shared__, warp intrinsics and atomics. Threads run
+// one after another to completion, which is a valid schedule only for kernels without them,
+// so a kernel that starts using one fails to build here rather than run unfaithfully.
+// Supplied by Python (cudadml/backends/emulate.py): per kernel specialisation, an extern "C"
+// wrapper that calls cudadml_launch with the parameter struct's bytes (the very bytes a GPU
+// launch gets), the grid, BLOCK, and the byte ranges of the inputs, which __ldg may read.
+// Loaded by cudadml.backends.emulate: prepended to a kernel source (kernel_source(), includes
+// inlined) and compiled with g++ -O2 -fno-strict-aliasing (the kernels type-pun through
+// unsigned char, uint4 and element words) into a shared library loaded with ctypes.
+#pragma once
+
+#include <cstring>
+
+struct uint3 {
+    unsigned x, y, z;
+};
+struct dim3 {
+    unsigned x, y, z;
+};
+
+// One translation unit per library, and the launcher holds a lock: plain globals suffice.
+static uint3 threadIdx, blockIdx;
+static dim3 blockDim, gridDim;
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __launch_bounds__(...)
+#define __grid_constant__
+
+// CUDA's uint4 is 16-byte aligned; the kernels store it with one 16-byte store.
+struct alignas(16) uint4 {
+    unsigned x, y, z, w;
+};
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+
+// The first fault of a launch: kind 1 = misaligned __ldg, 2 = __ldg outside every read range.
+struct CudadmlFault {
+    int kind;
+    unsigned block, thread;
+    unsigned long long address;
+};
+static CudadmlFault cudadml_fault;
+static const unsigned long long* cudadml_ranges;  // [low, high) byte pairs the kernel may read
+static int cudadml_num_ranges;
+
+// A faulting load returns zeros (a GPU would abort the launch); the launcher then raises.
+template <typename T>
+inline T __ldg(const T* p) {
+    const unsigned long long a = reinterpret_cast<unsigned long long>(p);
+    int kind = a % alignof(T) ? 1 : 2;
+    for (int r = 0; kind == 2 && r < cudadml_num_ranges; ++r) {
+        if (a >= cudadml_ranges[2 * r] && a + sizeof(T) <= cudadml_ranges[2 * r + 1]) kind = 0;
+    }
+    if (kind == 0) return *p;
+    if (cudadml_fault.kind == 0) cudadml_fault = CudadmlFault{kind, blockIdx.x, threadIdx.x, a};
+    T zero;
+    std::memset(&zero, 0, sizeof(T));
+    return zero;
+}
+
+// The high 32 bits of the 64-bit product.
+inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+
+// The low 32 bits of hi:lo shifted right by shift & 31.
+inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned shift) {
+    return (unsigned)((((unsigned long long)hi << 32) | lo) >> (shift & 31));
+}
+
+// The parameter type of a kernel, as the launcher receives it: void(P) -> P.
+template <typename F>
+struct CudadmlParam;
+template <typename P>
+struct CudadmlParam<void(P)> {
+    typedef P type;
+};
+
+// Launch kernel(params) on grid x block threads: blockIdx.x over [0, grid), and within each
+// block threadIdx.x over [0, block). Returns 0; -1 when size is not sizeof(P) (the host and
+// NumPy disagree on the struct's layout); -2 for a configuration a GPU refuses; or the kind
+// of the first fault, described in *fault.
+template <typename P, typename Kernel>
+int cudadml_launch(Kernel kernel, const void* params, unsigned long long size, unsigned long long grid,
+                   unsigned block, const unsigned long long* ranges, int num_ranges, CudadmlFault* fault) {
+    if (size != sizeof(P)) return -1;
+    if (grid < 1 || grid > 0x7fffffffull || block < 1 || block > 1024) return -2;
+    P p;
+    std::memcpy(&p, params, sizeof(P));
+    cudadml_ranges = ranges;
+    cudadml_num_ranges = num_ranges;
+    cudadml_fault = CudadmlFault{0, 0, 0, 0};
+    gridDim = dim3{(unsigned)grid, 1, 1};
+    blockDim = dim3{block, 1, 1};
+    blockIdx = threadIdx = uint3{0, 0, 0};
+    for (unsigned long long b = 0; b < grid; ++b) {
+        blockIdx.x = (unsigned)b;
+        for (unsigned t = 0; t < block; ++t) {
+            threadIdx.x = t;
+            kernel(p);
+        }
+    }
+    *fault = cudadml_fault;
+    return cudadml_fault.kind;
+}
