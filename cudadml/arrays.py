@@ -60,8 +60,14 @@ def _prepared(kind, key, build) -> _Prepared:
 
 
 def _execute(kind, entry, inputs, outputs, stream):
-    execute(kind, entry.plan, entry.launches, [(a, _memory.address_of(a)) for a in inputs],
-            [(a, _memory.address_of(a)) for a in outputs], stream)
+    execute(
+        kind,
+        entry.plan,
+        entry.launches,
+        [(a, _memory.address_of(a)) for a in inputs],
+        [(a, _memory.address_of(a)) for a in outputs],
+        stream,
+    )
 
 
 def _as_array(x):
@@ -212,13 +218,25 @@ def slice(x, offsets, sizes, strides=None, *, out=None, feature_level=None, stre
     offsets = int_tuple(offsets, "Offsets", "Slice")
     sizes = int_tuple(sizes, "Sizes", "Slice")
     strides = (1,) * len(shape) if strides is None else int_tuple(strides, "Strides", "Slice")
-    key = ("Slice", kind, offsets, sizes, strides, shape, x.strides, x.dtype, _out_strides(out), feature_level,
-           directml_types)
+    key = (
+        "Slice",
+        kind,
+        offsets,
+        sizes,
+        strides,
+        shape,
+        x.strides,
+        x.dtype,
+        _out_strides(out),
+        feature_level,
+        directml_types,
+    )
 
     def build():
         data_type = _data_type(x.dtype, directml_types)
-        desc = SliceOperatorDesc(_tensor(data_type, shape), _tensor(data_type, sizes), offsets, sizes, strides,
-                                 feature_level=feature_level)
+        desc = SliceOperatorDesc(
+            _tensor(data_type, shape), _tensor(data_type, sizes), offsets, sizes, strides, feature_level=feature_level
+        )
         return _plan_one(desc, x, out, sizes), (sizes,), (0,)
 
     return _run_one("Slice", kind, key, build, x, out, stream)
@@ -239,8 +257,18 @@ def _run_one(name, kind, key, build, x, out, stream):
     return out
 
 
-def slice1(x, window_offsets, window_sizes, window_strides=None, *, output_sizes=None, out=None,
-           feature_level=None, stream=None, directml_types=True):
+def slice1(
+    x,
+    window_offsets,
+    window_sizes,
+    window_strides=None,
+    *,
+    output_sizes=None,
+    out=None,
+    feature_level=None,
+    stream=None,
+    directml_types=True,
+):
     """DirectML SLICE1 on an array: a window per dimension, read backwards where its stride is negative.
 
     Parameters
@@ -272,25 +300,52 @@ def slice1(x, window_offsets, window_sizes, window_strides=None, *, output_sizes
     shape = _shape_of(x, "Slice1")
     offsets = int_tuple(window_offsets, "InputWindowOffsets", "Slice1")
     sizes = int_tuple(window_sizes, "InputWindowSizes", "Slice1")
-    strides = int_tuple((1,) * len(shape) if window_strides is None else window_strides, "InputWindowStrides",
-                        "Slice1")
+    strides = int_tuple((1,) * len(shape) if window_strides is None else window_strides, "InputWindowStrides", "Slice1")
     if output_sizes is None:
         output_sizes = tuple(1 + (n - 1) // abs(st) if st and n > 0 else n for n, st in zip(sizes, strides))
     output_sizes = int_tuple(output_sizes, "output_sizes", "Slice1")
-    key = ("Slice1", kind, offsets, sizes, strides, output_sizes, shape, x.strides, x.dtype, _out_strides(out),
-           feature_level, directml_types)
+    key = (
+        "Slice1",
+        kind,
+        offsets,
+        sizes,
+        strides,
+        output_sizes,
+        shape,
+        x.strides,
+        x.dtype,
+        _out_strides(out),
+        feature_level,
+        directml_types,
+    )
 
     def build():
         data_type = _data_type(x.dtype, directml_types)
-        desc = Slice1OperatorDesc(_tensor(data_type, shape), _tensor(data_type, output_sizes), offsets, sizes,
-                                  strides, feature_level=feature_level)
+        desc = Slice1OperatorDesc(
+            _tensor(data_type, shape),
+            _tensor(data_type, output_sizes),
+            offsets,
+            sizes,
+            strides,
+            feature_level=feature_level,
+        )
         return _plan_one(desc, x, out, output_sizes), (output_sizes,), (0,)
 
     return _run_one("Slice1", kind, key, build, x, out, stream)
 
 
-def slice_grad(dy, input_shape, window_offsets, window_sizes, window_strides=None, *, out=None,
-               feature_level=None, stream=None, directml_types=True):
+def slice_grad(
+    dy,
+    input_shape,
+    window_offsets,
+    window_sizes,
+    window_strides=None,
+    *,
+    out=None,
+    feature_level=None,
+    stream=None,
+    directml_types=True,
+):
     """DirectML SLICE_GRAD: the gradient of `slice1` with respect to its input, in one pass.
 
     Parameters
@@ -325,15 +380,34 @@ def slice_grad(dy, input_shape, window_offsets, window_sizes, window_strides=Non
     input_shape = int_tuple(input_shape, "input_shape", "SliceGrad")
     offsets = int_tuple(window_offsets, "InputWindowOffsets", "SliceGrad")
     sizes = int_tuple(window_sizes, "InputWindowSizes", "SliceGrad")
-    strides = int_tuple((1,) * len(shape) if window_strides is None else window_strides, "InputWindowStrides",
-                        "SliceGrad")
-    key = ("SliceGrad", kind, offsets, sizes, strides, input_shape, shape, dy.strides, dy.dtype, _out_strides(out),
-           feature_level, directml_types)
+    strides = int_tuple(
+        (1,) * len(shape) if window_strides is None else window_strides, "InputWindowStrides", "SliceGrad"
+    )
+    key = (
+        "SliceGrad",
+        kind,
+        offsets,
+        sizes,
+        strides,
+        input_shape,
+        shape,
+        dy.strides,
+        dy.dtype,
+        _out_strides(out),
+        feature_level,
+        directml_types,
+    )
 
     def build():
         data_type = _data_type(dy.dtype, directml_types)
-        desc = SliceGradOperatorDesc(_tensor(data_type, shape), _tensor(data_type, input_shape), offsets, sizes,
-                                     strides, feature_level=feature_level)
+        desc = SliceGradOperatorDesc(
+            _tensor(data_type, shape),
+            _tensor(data_type, input_shape),
+            offsets,
+            sizes,
+            strides,
+            feature_level=feature_level,
+        )
         return _plan_one(desc, dy, out, input_shape), (input_shape,), (0,)
 
     return _run_one("SliceGrad", kind, key, build, dy, out, stream)
@@ -397,15 +471,26 @@ def split(x, split_sizes, axis=0, *, out=None, feature_level=None, stream=None, 
         if len(out) != len(sizes):
             raise ValueError(f"Split: {len(out)} out arrays for {len(sizes)} parts")
         out = [_given_out(kind, o, f"Split out[{k}]") for k, o in enumerate(out)]
-    key = ("Split", kind, sizes, axis, shape, x.strides, x.dtype,
-           None if out is None else tuple(_out_strides(o) for o in out), feature_level, directml_types)
+    key = (
+        "Split",
+        kind,
+        sizes,
+        axis,
+        shape,
+        x.strides,
+        x.dtype,
+        None if out is None else tuple(_out_strides(o) for o in out),
+        feature_level,
+        directml_types,
+    )
 
     def build():
-        shapes = tuple((*shape[:axis], s, *shape[axis + 1:]) for s in sizes)
+        shapes = tuple((*shape[:axis], s, *shape[axis + 1 :]) for s in sizes)
         bound = tuple(k for k, s in enumerate(sizes) if s)  # DirectML tensors cannot be empty
         data_type = _data_type(x.dtype, directml_types)
-        desc = SplitOperatorDesc(_tensor(data_type, shape), [_tensor(data_type, shapes[k]) for k in bound], axis,
-                                 feature_level=feature_level)
+        desc = SplitOperatorDesc(
+            _tensor(data_type, shape), [_tensor(data_type, shapes[k]) for k in bound], axis, feature_level=feature_level
+        )
         out_strides = [_packed_strides(shapes[k]) if out is None else _element_strides(out[k]) for k in bound]
         return desc.to_plan([_element_strides(x)], out_strides), shapes, bound
 
@@ -413,8 +498,7 @@ def split(x, split_sizes, axis=0, *, out=None, feature_level=None, stream=None, 
     if out is None:
         outs = [_result(kind, None, s, x.dtype, "Split", ()) for s in entry.shapes]
     else:
-        outs = [_result(kind, o, s, x.dtype, f"Split out[{k}]", [x])
-                for k, (o, s) in enumerate(zip(out, entry.shapes))]
+        outs = [_result(kind, o, s, x.dtype, f"Split out[{k}]", [x]) for k, (o, s) in enumerate(zip(out, entry.shapes))]
         _check_disjoint(outs, "Split")
     _execute(kind, entry, [x], [outs[k] for k in entry.bound], stream)
     return outs
@@ -471,11 +555,15 @@ def join(xs, axis=0, *, out=None, feature_level=None, stream=None, directml_type
         if any(len(s) != len(shapes[0]) for s in shapes):
             raise ValueError(f"Join: arrays of different ranks {[len(s) for s in shapes]}")
         total = sum(s[ax] for s in shapes)
-        out_shape = (*shapes[0][:ax], total, *shapes[0][ax + 1:])
+        out_shape = (*shapes[0][:ax], total, *shapes[0][ax + 1 :])
         bound = tuple(k for k, s in enumerate(shapes) if s[ax])  # DirectML tensors cannot be empty
         data_type = _data_type(dtype, directml_types)
-        desc = JoinOperatorDesc([_tensor(data_type, shapes[k]) for k in bound], _tensor(data_type, out_shape), ax,
-                                feature_level=feature_level)
+        desc = JoinOperatorDesc(
+            [_tensor(data_type, shapes[k]) for k in bound],
+            _tensor(data_type, out_shape),
+            ax,
+            feature_level=feature_level,
+        )
         out_strides = _packed_strides(out_shape) if out is None else _element_strides(out)
         return desc.to_plan([_element_strides(xs[k]) for k in bound], [out_strides]), (out_shape,), bound
 
@@ -493,8 +581,11 @@ def _key_token(key):
     tagged so they never share an entry with the integers they equal."""
     key = key if isinstance(key, tuple) else (key,)
     return tuple(
-        (k.start, k.stop, k.step, "slice") if isinstance(k, _pyslice)
-        else (k, "bool") if isinstance(k, (bool, np.bool_)) else k
+        (k.start, k.stop, k.step, "slice")
+        if isinstance(k, _pyslice)
+        else (k, "bool")
+        if isinstance(k, (bool, np.bool_))
+        else k
         for k in key
     )
 
@@ -515,7 +606,7 @@ def _parse_key(key, shape):
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {used} were indexed")
     if any(k is Ellipsis for k in key):
         at = next(i for i, k in enumerate(key) if k is Ellipsis)
-        key = key[:at] + (_pyslice(None),) * (ndim - used) + key[at + 1:]
+        key = key[:at] + (_pyslice(None),) * (ndim - used) + key[at + 1 :]
     else:
         key = key + (_pyslice(None),) * (ndim - used)
     windows, result_shape, axis_map = [], [], []
@@ -587,8 +678,17 @@ def strided_slice(x, key, *, out=None, feature_level=None, stream=None, directml
     kind, x = _input(x)
     out = _given_out(kind, out, "strided_slice")
     shape = _shape_of(x, "strided_slice")
-    cache_key = ("strided_slice", kind, _indexing_key("strided_slice", key, shape), shape, x.strides, x.dtype,
-                 _out_strides(out), feature_level, directml_types)
+    cache_key = (
+        "strided_slice",
+        kind,
+        _indexing_key("strided_slice", key, shape),
+        shape,
+        x.strides,
+        x.dtype,
+        _out_strides(out),
+        feature_level,
+        directml_types,
+    )
 
     def build():
         windows, result_shape, axis_map = _parse_key(key, shape)
@@ -597,11 +697,15 @@ def strided_slice(x, key, *, out=None, feature_level=None, stream=None, directml
         counts = tuple(c for _, _, c in windows)
         params = _window_params(windows)
         data_type = _data_type(x.dtype, directml_types)
-        desc = Slice1OperatorDesc(_tensor(data_type, shape), _tensor(data_type, counts), *params,
-                                  feature_level=feature_level)
+        desc = Slice1OperatorDesc(
+            _tensor(data_type, shape), _tensor(data_type, counts), *params, feature_level=feature_level
+        )
         result_strides = _packed_strides(result_shape) if out is None else _element_strides(out)
-        return _plan_one(desc, x, out, counts, out_strides=_mapped_strides(result_strides, axis_map)), \
-            (result_shape,), (0,)
+        return (
+            _plan_one(desc, x, out, counts, out_strides=_mapped_strides(result_strides, axis_map)),
+            (result_shape,),
+            (0,),
+        )
 
     return _run_one("strided_slice", kind, cache_key, build, x, out, stream)
 
@@ -619,8 +723,18 @@ def strided_slice_grad(dy, input_shape, key, *, out=None, feature_level=None, st
     kind, dy = _input(dy)
     out = _given_out(kind, out, "strided_slice_grad")
     input_shape = int_tuple(input_shape, "input_shape", "strided_slice_grad")
-    cache_key = ("strided_slice_grad", kind, _indexing_key("strided_slice_grad", key, input_shape), input_shape,
-                 dy.shape, dy.strides, dy.dtype, _out_strides(out), feature_level, directml_types)
+    cache_key = (
+        "strided_slice_grad",
+        kind,
+        _indexing_key("strided_slice_grad", key, input_shape),
+        input_shape,
+        dy.shape,
+        dy.strides,
+        dy.dtype,
+        _out_strides(out),
+        feature_level,
+        directml_types,
+    )
 
     def build():
         windows, result_shape, axis_map = _parse_key(key, input_shape)
@@ -630,10 +744,17 @@ def strided_slice_grad(dy, input_shape, key, *, out=None, feature_level=None, st
             return None, (input_shape,), ()
         counts = tuple(c for _, _, c in windows)
         data_type = _data_type(dy.dtype, directml_types)
-        desc = SliceGradOperatorDesc(_tensor(data_type, counts), _tensor(data_type, input_shape),
-                                     *_window_params(windows), feature_level=feature_level)
-        return _plan_one(desc, dy, out, input_shape, in_strides=_mapped_strides(_element_strides(dy), axis_map)), \
-            (input_shape,), (0,)
+        desc = SliceGradOperatorDesc(
+            _tensor(data_type, counts),
+            _tensor(data_type, input_shape),
+            *_window_params(windows),
+            feature_level=feature_level,
+        )
+        return (
+            _plan_one(desc, dy, out, input_shape, in_strides=_mapped_strides(_element_strides(dy), axis_map)),
+            (input_shape,),
+            (0,),
+        )
 
     entry = _prepared(kind, cache_key, build)
     out = _result(kind, out, entry.shapes[0], dy.dtype, "strided_slice_grad", [dy])

@@ -212,12 +212,12 @@ def test_launch_checks_struct_size_and_configuration():
     assert np.array_equal(out, x[:, 1:7:2])
 
     def shortened(inputs, outputs):
-        return np.frombuffer(launch.struct(inputs, outputs).tobytes()[:-4], np.uint8)
+        return launch.struct_bytes(inputs, outputs)[:-4]
 
-    fake = types.SimpleNamespace(name=launch.name, grid=launch.grid, struct=shortened)
+    fake = types.SimpleNamespace(name=launch.name, grid=launch.grid, struct_bytes=shortened)
     with pytest.raises(emulate.EmulationError, match="bytes in NumPy"):
         emulate.run([fake], [(x, x.ctypes.data)], [(out, out.ctypes.data)])
-    fake = types.SimpleNamespace(name=launch.name, grid=0, struct=launch.struct)
+    fake = types.SimpleNamespace(name=launch.name, grid=0, struct_bytes=launch.struct_bytes)
     with pytest.raises(emulate.EmulationError, match="invalid launch configuration"):
         emulate.run([fake], [(x, x.ctypes.data)], [(out, out.ctypes.data)])
 

@@ -161,7 +161,7 @@ def build_all(workers: int | None = None) -> list[Library]:
 def run(launches, inputs, outputs) -> None:
     """Run ``launches`` on host memory; ``inputs``/``outputs`` are ``(owner, address)`` pairs.
 
-    Each launch gets the struct ``launch.struct`` builds for these addresses, which is what a
+    Each launch gets the struct bytes ``launch.struct_bytes`` builds for these addresses, which is what a
     GPU launch gets. Kernels may read only the inputs' owners' bytes (``__ldg`` checks).
     """
     in_addresses = [a for _, a in inputs]
@@ -170,7 +170,7 @@ def run(launches, inputs, outputs) -> None:
     ranges = (ctypes.c_ulonglong * (2 * len(extents)))(*(x for extent in extents for x in extent))
     for launch in launches:
         library = library_for(launch.name)
-        params = launch.struct(in_addresses, out_addresses).tobytes()
+        params = bytes(launch.struct_bytes(in_addresses, out_addresses))
         fault = _Fault()
         with _LOCK:
             status = library.launch[launch.name](

@@ -30,6 +30,7 @@ MAX_PARAM_BYTES = 32764
 #: Rows shorter than this go through gather_elements (a 16-byte chunk would be mostly empty).
 MIN_ROW_BYTES = 16
 _ADDRESS = struct.Struct("<Q")
+_ONE_POINTER = ctypes.c_void_p * 1
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
 
 
@@ -179,14 +180,15 @@ class Launch:
         self._template = params.tobytes()
         self._slots = [(int(p), r, int(b), int(o)) for p, r, b, o in slots]
         self._functions = {}  # device id -> CUfunction
+        self._ctype = ctypes.c_char * len(self._template)
 
     def load(self):
         """The kernel on the current device, compiled on first use (NVRTC, then CuPy's caches)."""
         return _loader()(self.name)
 
-    def fill(self, buffer, inputs, outputs):
-        """Write the struct for these binding addresses into ``buffer`` (writable, struct-sized)."""
-        buffer[:] = self._template
+    def struct_bytes(self, inputs, outputs) -> bytearray:
+        """The parameter struct's bytes for these binding addresses."""
+        buffer = bytearray(self._template)
         bound = (inputs, outputs)
         for position, role, index, offset in self._slots:
             _ADDRESS.pack_into(buffer, position, bound[role][index] + offset)
@@ -194,7 +196,7 @@ class Launch:
 
     def struct(self, inputs, outputs):
         """The parameter struct for these binding addresses, as a NumPy structured scalar."""
-        return np.frombuffer(self.fill(bytearray(len(self._template)), inputs, outputs), self.params.dtype)[0]
+        return np.frombuffer(self.struct_bytes(inputs, outputs), self.params.dtype)[0]
 
     def __call__(self, inputs, outputs, stream_ptr):
         if _runtime is None:
@@ -203,8 +205,8 @@ class Launch:
         function = self._functions.get(device)
         if function is None:
             function = self._functions[device] = self.load().kernel.ptr
-        args = self.fill(ctypes.create_string_buffer(len(self._template)), inputs, outputs)
-        argv = (ctypes.c_void_p * 1)(ctypes.addressof(args))
+        args = self._ctype.from_buffer(self.struct_bytes(inputs, outputs))  # no copy: cuLaunchKernel reads it
+        argv = _ONE_POINTER(ctypes.addressof(args))
         _driver.launchKernel(function, self.grid, 1, 1, BLOCK, 1, 1, 0, stream_ptr, ctypes.addressof(argv), 0)
 
     def __repr__(self):
