@@ -93,6 +93,7 @@ def _forbid_reference(*args):
     raise AssertionError("the reference backend ran")
 
 
+@pytest.mark.emulate
 def test_emulated_numpy_runs_the_kernels_not_the_reference(monkeypatch):
     monkeypatch.setattr(reference, "run", _forbid_reference)
     x = np.arange(60, dtype=np.int16).reshape(3, 4, 5)
@@ -150,6 +151,7 @@ def _words(rng, n):
     return [*edges, *(int(v) for v in rng.integers(0, 2**32, n, dtype=np.uint64))]
 
 
+@pytest.mark.emulate
 def test_intrinsics_match_cuda_definitions(probes, rng):
     words = _words(rng, 40)
     for a in words:
@@ -162,6 +164,7 @@ def test_intrinsics_match_cuda_definitions(probes, rng):
     assert probes.probe_sizeof_uint4() == 16 * 100 + 16
 
 
+@pytest.mark.emulate
 def test_div_fast_with_the_hosts_magic_numbers(probes, rng):
     """common.cuh's division, emulated, against Python's for the magic that kernels.py computes."""
     divisors = [1, 2, 3, 5, 7, 255, 256, 257, 641, 65537, 2**31 - 1, *rng.integers(1, 2**31, 60).tolist()]
