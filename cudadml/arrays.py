@@ -257,6 +257,15 @@ def _run_one(name, kind, key, build, x, out, stream):
     return out
 
 
+def _window_args(name, ndim, offsets, sizes, strides):
+    """SLICE1's window arrays as int tuples (strides all 1 when omitted)."""
+    return (
+        int_tuple(offsets, "InputWindowOffsets", name),
+        int_tuple(sizes, "InputWindowSizes", name),
+        int_tuple((1,) * ndim if strides is None else strides, "InputWindowStrides", name),
+    )
+
+
 def slice1(
     x,
     window_offsets,
@@ -298,9 +307,7 @@ def slice1(
     kind, x = _input(x)
     out = _given_out(kind, out, "Slice1")
     shape = _shape_of(x, "Slice1")
-    offsets = int_tuple(window_offsets, "InputWindowOffsets", "Slice1")
-    sizes = int_tuple(window_sizes, "InputWindowSizes", "Slice1")
-    strides = int_tuple((1,) * len(shape) if window_strides is None else window_strides, "InputWindowStrides", "Slice1")
+    offsets, sizes, strides = _window_args("Slice1", len(shape), window_offsets, window_sizes, window_strides)
     if output_sizes is None:
         output_sizes = tuple(1 + (n - 1) // abs(st) if st and n > 0 else n for n, st in zip(sizes, strides))
     output_sizes = int_tuple(output_sizes, "output_sizes", "Slice1")
@@ -378,11 +385,7 @@ def slice_grad(
     out = _given_out(kind, out, "SliceGrad")
     shape = _shape_of(dy, "SliceGrad")
     input_shape = int_tuple(input_shape, "input_shape", "SliceGrad")
-    offsets = int_tuple(window_offsets, "InputWindowOffsets", "SliceGrad")
-    sizes = int_tuple(window_sizes, "InputWindowSizes", "SliceGrad")
-    strides = int_tuple(
-        (1,) * len(shape) if window_strides is None else window_strides, "InputWindowStrides", "SliceGrad"
-    )
+    offsets, sizes, strides = _window_args("SliceGrad", len(shape), window_offsets, window_sizes, window_strides)
     key = (
         "SliceGrad",
         kind,
