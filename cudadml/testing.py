@@ -14,9 +14,12 @@ import numpy as np
 
 from .compiled import BufferBinding
 
-__all__ = ["CANARY", "POISON", "TensorBuffer", "aligned_empty", "emulated", "random_array", "to_host"]
+__all__ = ["CANARY", "INPUT_PADDING", "POISON", "TensorBuffer", "aligned_empty", "emulated", "random_array", "to_host"]
 
 POISON = 0xA5  # fills output buffers before a run: no element value we generate is all 0xA5
+#: Fills the bytes of input buffers that are not elements: a kernel that reads one and writes
+#: it out leaves a byte that is neither an expected value nor poison.
+INPUT_PADDING = 0x3C
 CANARY = 64  # bytes kept poisoned before and after every bound tensor
 
 
@@ -83,6 +86,8 @@ class TensorBuffer:
         return strided(typed, shape=t.sizes, strides=[s * size for s in t.effective_strides])
 
     def fill(self, values):
+        """Make this an input buffer holding ``values``, its other bytes ``INPUT_PADDING``."""
+        self.raw[...] = INPUT_PADDING
         self.elements()[...] = self.xp.asarray(values)
         return self
 
