@@ -50,15 +50,22 @@ def copy_time_us(reps):
     return device_time_us(lambda: cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, 2**30, 3, 0), reps)
 
 
-def host_time_us(fn, calls=3000):
+def host_time_us(fn, calls=3000, rounds=5):
+    """Wall time per call (host work and launch, synchronised at the end of each round):
+    the median of ``rounds`` rounds of ``calls // rounds`` calls, so one slow round (a pool
+    trim, a collection) does not decide the row."""
     for _ in range(50):
         fn()
-    cp.cuda.Device().synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    cp.cuda.Device().synchronize()
-    return (time.perf_counter() - t0) / calls * 1e6
+    per_round = calls // rounds
+    times = []
+    for _ in range(rounds):
+        cp.cuda.Device().synchronize()
+        t0 = time.perf_counter()
+        for _ in range(per_round):
+            fn()
+        cp.cuda.Device().synchronize()
+        times.append((time.perf_counter() - t0) / per_round * 1e6)
+    return statistics.median(times)
 
 
 def random(shape, dtype):
@@ -208,7 +215,7 @@ def per_call_cases():
             },
         ),
         (
-            "same, preallocated output",
+            "same, preallocated output, per call",
             {"cudadml": lambda: cd.strided_slice(x, key, out=out), "CuPy": None, "PyTorch": None},
         ),
         (
