@@ -28,7 +28,7 @@ from .operators import (
     SliceOperatorDesc,
     SplitOperatorDesc,
 )
-from .tensor import BufferTensorDesc
+from .tensor import BufferTensorDesc, packed_strides
 
 __all__ = ["join", "slice", "slice1", "slice_grad", "split", "strided_slice", "strided_slice_grad"]
 
@@ -109,14 +109,6 @@ def _data_type(dtype, directml_types: bool) -> TensorDataType:
 
 def _element_strides(a) -> tuple[int, ...]:
     return tuple(s // a.itemsize for s in a.strides)
-
-
-def _packed_strides(shape) -> tuple[int, ...]:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
 
 
 def _shape_of(a, name):
@@ -245,7 +237,7 @@ def slice(x, offsets, sizes, strides=None, *, out=None, feature_level=None, stre
 def _plan_one(desc, x, out, out_shape, in_strides=None, out_strides=None):
     """Lower a one-input, one-output descriptor with the strides of the arrays it will bind."""
     if out_strides is None:
-        out_strides = _packed_strides(out_shape) if out is None else _element_strides(out)
+        out_strides = packed_strides(out_shape) if out is None else _element_strides(out)
     return desc.to_plan([in_strides or _element_strides(x)], [out_strides])
 
 
@@ -494,7 +486,7 @@ def split(x, split_sizes, axis=0, *, out=None, feature_level=None, stream=None, 
         desc = SplitOperatorDesc(
             _tensor(data_type, shape), [_tensor(data_type, shapes[k]) for k in bound], axis, feature_level=feature_level
         )
-        out_strides = [_packed_strides(shapes[k]) if out is None else _element_strides(out[k]) for k in bound]
+        out_strides = [packed_strides(shapes[k]) if out is None else _element_strides(out[k]) for k in bound]
         return desc.to_plan([_element_strides(x)], out_strides), shapes, bound
 
     entry = _prepared(kind, key, build)
@@ -567,7 +559,7 @@ def join(xs, axis=0, *, out=None, feature_level=None, stream=None, directml_type
             ax,
             feature_level=feature_level,
         )
-        out_strides = _packed_strides(out_shape) if out is None else _element_strides(out)
+        out_strides = packed_strides(out_shape) if out is None else _element_strides(out)
         return desc.to_plan([_element_strides(xs[k]) for k in bound], [out_strides]), (out_shape,), bound
 
     entry = _prepared(kind, key, build)
@@ -703,7 +695,7 @@ def strided_slice(x, key, *, out=None, feature_level=None, stream=None, directml
         desc = Slice1OperatorDesc(
             _tensor(data_type, shape), _tensor(data_type, counts), *params, feature_level=feature_level
         )
-        result_strides = _packed_strides(result_shape) if out is None else _element_strides(out)
+        result_strides = packed_strides(result_shape) if out is None else _element_strides(out)
         return (
             _plan_one(desc, x, out, counts, out_strides=_mapped_strides(result_strides, axis_map)),
             (result_shape,),
