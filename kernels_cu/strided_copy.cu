@@ -82,16 +82,15 @@ gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
 
 // Bytes [s, s + 16) of the 32 bytes x:y (little-endian), for s = 4q + r/8 with r in {0, 8, 16, 24}.
 __device__ __forceinline__ uint4 bytes_from(uint4 x, uint4 y, int q, unsigned r) {
-    switch (q) {
-        case 0: return make_uint4(__funnelshift_r(x.x, x.y, r), __funnelshift_r(x.y, x.z, r),
-                                  __funnelshift_r(x.z, x.w, r), __funnelshift_r(x.w, y.x, r));
-        case 1: return make_uint4(__funnelshift_r(x.y, x.z, r), __funnelshift_r(x.z, x.w, r),
-                                  __funnelshift_r(x.w, y.x, r), __funnelshift_r(y.x, y.y, r));
-        case 2: return make_uint4(__funnelshift_r(x.z, x.w, r), __funnelshift_r(x.w, y.x, r),
-                                  __funnelshift_r(y.x, y.y, r), __funnelshift_r(y.y, y.z, r));
-        default: return make_uint4(__funnelshift_r(x.w, y.x, r), __funnelshift_r(y.x, y.y, r),
-                                   __funnelshift_r(y.y, y.z, r), __funnelshift_r(y.z, y.w, r));
-    }
+    // Words q .. q+4 of x:y chosen by selects, not a branch: neighbouring rows differ in q,
+    // and a branch would serialise a warp that spans them.
+    const unsigned a0 = q < 2 ? (q == 0 ? x.x : x.y) : (q == 2 ? x.z : x.w);
+    const unsigned a1 = q < 2 ? (q == 0 ? x.y : x.z) : (q == 2 ? x.w : y.x);
+    const unsigned a2 = q < 2 ? (q == 0 ? x.z : x.w) : (q == 2 ? y.x : y.y);
+    const unsigned a3 = q < 2 ? (q == 0 ? x.w : y.x) : (q == 2 ? y.y : y.z);
+    const unsigned a4 = q < 2 ? (q == 0 ? y.x : y.y) : (q == 2 ? y.z : y.w);
+    return make_uint4(__funnelshift_r(a0, a1, r), __funnelshift_r(a1, a2, r), __funnelshift_r(a2, a3, r),
+                      __funnelshift_r(a3, a4, r));
 }
 
 // 16 bytes at p, which lie inside the row [lo, hi). Reads only bytes of the row.
