@@ -159,19 +159,11 @@ def plan_slice_grad(element_size, sizes, out_strides, starts, steps, counts, in_
     ).simplified()
 
 
-def _offset_along(strides, axis, index) -> int:
-    return strides[axis] * index
-
-
 def plan_split(element_size, input_sizes, output_sizes, axis, in_strides, out_strides_list) -> CopyPlan:
     """SPLIT: output ``k`` copies the input's block ``[start_k, start_k + size_k)`` along ``axis``."""
     jobs, start = [], 0
     for k, (sizes, out_strides) in enumerate(zip(output_sizes, out_strides_list)):
-        jobs.append(
-            CopyJob(
-                0, k, tuple(sizes), tuple(in_strides), tuple(out_strides), _offset_along(in_strides, axis, start), 0
-            )
-        )
+        jobs.append(CopyJob(0, k, tuple(sizes), tuple(in_strides), tuple(out_strides), in_strides[axis] * start, 0))
         start += sizes[axis]
     return CopyPlan(element_size, tuple(jobs)).simplified()
 
@@ -180,10 +172,6 @@ def plan_join(element_size, output_sizes, input_sizes, axis, in_strides_list, ou
     """JOIN: input ``k`` fills the output's block ``[start_k, start_k + size_k)`` along ``axis``."""
     jobs, start = [], 0
     for k, (sizes, in_strides) in enumerate(zip(input_sizes, in_strides_list)):
-        jobs.append(
-            CopyJob(
-                k, 0, tuple(sizes), tuple(in_strides), tuple(out_strides), 0, _offset_along(out_strides, axis, start)
-            )
-        )
+        jobs.append(CopyJob(k, 0, tuple(sizes), tuple(in_strides), tuple(out_strides), 0, out_strides[axis] * start))
         start += sizes[axis]
     return CopyPlan(element_size, tuple(jobs)).simplified()

@@ -213,11 +213,6 @@ class BufferTensorDesc:
     def element_count(self) -> int:
         return math.prod(self.sizes)
 
-    @property
-    def base_alignment(self) -> int:
-        """Byte alignment every binding of this tensor is guaranteed to have."""
-        return max(MIN_BINDING_ALIGNMENT, self.guaranteed_base_offset_alignment)
-
     @classmethod
     def from_array(cls, a, **kwargs) -> BufferTensorDesc:
         """Describe a NumPy/CuPy array (or anything with ``shape``, ``strides``, ``dtype``).
