@@ -1,0 +1,108 @@
+"""Exact overlap of strided tensors: the geometry behind DirectML's rules that an output must
+not overlap itself, nor any other binding.
+
+A tensor here is a set of elements: ``itemsize`` bytes at ``address + sum(c[i] * strides[i])``
+for every index ``c`` of ``shape`` (byte strides, signed). Two elements overlap when any of
+their bytes do. Cheap sufficient tests come first; where they cannot decide, NumPy's exact
+solver of the bounded Diophantine problem (``numpy.shares_memory(..., max_work=None)``)
+decides on array headers that point at the addresses but are never read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["overlaps_itself", "pairs_sharing_elements", "share_an_element"]
+
+#: Where self-overlap tests place their tensor: any address whose neighbourhood is a valid
+#: pointer range for NumPy; nothing is ever read there.
+_BASE = 1 << 56
+
+
+class _Header:
+    """An ``__array_interface__`` for NumPy to build an array header from; never read."""
+
+    def __init__(self, interface):
+        self.__array_interface__ = interface
+
+
+def _header(address, itemsize, shape, strides):
+    interface = {
+        "data": (address, True),
+        "shape": tuple(shape),
+        "strides": tuple(strides),
+        "typestr": f"|V{itemsize}",
+        "version": 3,
+    }
+    return np.asarray(_Header(interface))
+
+
+def overlaps_itself(shape, strides, itemsize) -> bool:
+    """Whether two different indices of the tensor reach a common byte.
+
+    Decided exactly. Dimensions sorted by stride, each stride at least the bytes the inner
+    ones reach proves the tensor overlap-free. Otherwise, two indices ``c != c'`` collide iff,
+    at the first dimension ``k`` where they differ, ``(c[k] - c'[k]) * |stride[k]|`` plus the
+    inner dimensions' terms vanish: an element set ``{d * s_k + inner(c) : 1 <= d < n_k}``
+    meeting ``{inner(c')}``, which is a question for ``numpy.shares_memory``.
+    """
+    dims = sorted((abs(s), n) for n, s in zip(shape, strides) if n > 1)
+    reach = itemsize  # bytes from the first element's start to the last element's end so far
+    for stride, n in dims:
+        if stride < reach:
+            break
+        reach += (n - 1) * stride
+    else:
+        return False
+    dims.reverse()  # outermost first: dims[k + 1:] are the inner ones of dims[k]
+    for k, (stride, n) in enumerate(dims):
+        inner_shape = [m for _, m in dims[k + 1 :]]
+        inner_strides = [s for s, _ in dims[k + 1 :]]
+        moved = _header(_BASE + stride, itemsize, [n - 1, *inner_shape], [stride, *inner_strides])
+        fixed = _header(_BASE, itemsize, inner_shape, inner_strides)
+        if np.shares_memory(moved, fixed, max_work=None):
+            return True
+    return False
+
+
+def extent(address, itemsize, shape, strides) -> tuple[int, int]:
+    """``[low, high)``: the bytes from the tensor's lowest element to the end of its highest."""
+    low = high = address
+    for n, s in zip(shape, strides):
+        if s < 0:
+            low += (n - 1) * s
+        else:
+            high += (n - 1) * s
+    return low, high + itemsize
+
+
+def share_an_element(a, b) -> bool:
+    """Whether tensors ``a`` and ``b``, each ``(address, itemsize, shape, strides)``, have a
+    byte in common. Exact: interleaved tensors that share no byte do not overlap."""
+    low_a, high_a = extent(*a)
+    low_b, high_b = extent(*b)
+    if high_a <= low_b or high_b <= low_a:
+        return False
+    return bool(np.shares_memory(_header(*a), _header(*b), max_work=None))
+
+
+def pairs_sharing_elements(extents, tensor, candidates) -> list[tuple[int, int]]:
+    """Pairs ``(j, k)``, ``j < k``, of tensors that share a byte, among those where
+    ``candidates(j, k)`` is true.
+
+    ``extents[k]`` is tensor ``k``'s ``[low, high)`` and ``tensor(k)`` its
+    ``(address, itemsize, shape, strides)``, asked for only when its extent meets another's.
+    Extents are swept in address order, so only pairs whose ranges intersect are compared
+    element by element: ``O(n log n)`` plus the intersecting pairs.
+    """
+    order = sorted(range(len(extents)), key=lambda k: extents[k][0])
+    found = []
+    for position, j in enumerate(order):
+        high = extents[j][1]
+        for k in order[position + 1 :]:
+            if extents[k][0] >= high:
+                break
+            pair = (j, k) if j < k else (k, j)
+            if candidates(*pair) and share_an_element(tensor(pair[0]), tensor(pair[1])):
+                found.append(pair)
+    return sorted(found)
