@@ -9,7 +9,9 @@ Two layers share one set of rules:
 """
 
 from .arrays import join, slice, slice1, slice_grad, split, strided_slice, strided_slice_grad
-from .compiled import BufferBinding, CompiledOperator
+from .backends import use_host_backend
+from .bindings import BufferBinding
+from .compiled import CompiledOperator
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import BindingError, DescriptorError, ValidationError
 from .operators import (
@@ -46,4 +48,5 @@ __all__ = [
     "split",
     "strided_slice",
     "strided_slice_grad",
+    "use_host_backend",
 ]

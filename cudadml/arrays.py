@@ -1,26 +1,34 @@
 """The array layer: drop-in functions on NumPy and CuPy arrays.
 
-Each function builds the DirectML descriptor of the call (so every DirectML rule applies,
-with the same messages), lowers it with the strides of the actual arrays (negative and zero
-strides included), and runs the plan: NumPy arrays on the host reference backend, CuPy
-arrays (or anything exposing ``__cuda_array_interface__`` or ``__dlpack__`` on a CUDA
-device) through the CUDA kernels. Everything a call derives from its arguments' shapes,
-strides and parameters (validation, plan, kernel launches) is cached under those, so a
-repeated call only allocates its result and launches.
+Each function only normalises its arguments into a key of exact values (integers through
+``operator.index``, so NumPy integers count by value; floats, NaN, None and bools where an
+integer belongs raise ``TypeError`` before any cache lookup) and then takes the one route
+every call takes: the ``CompiledOperator`` cached under that key, built on a miss from the
+DirectML descriptor of the call (so every DirectML rule applies, with the same messages) and
+lowered with the layouts of the actual arrays, executes with the binding rules of
+``CompiledOperator.execute``. ``out=`` arrays are bindings like any other: the same checks,
+the same ``BindingError``.
+
+NumPy arrays run on the host backend, CuPy arrays (or CUDA arrays exposing
+``__cuda_array_interface__`` or ``__dlpack__``, taken without a copy) through the kernels.
+Empty results are returned as NumPy returns them, without a descriptor (DirectML tensors
+cannot be empty). The cache is bounded in bytes (``CACHE_BYTES``).
 """
 
 from __future__ import annotations
 
 import operator
+import sys
+import threading
 from builtins import slice as _pyslice  # `slice` is ours below
 from collections import OrderedDict
 
 import numpy as np
 
-from . import _memory
-from .backends import execute, kernels
-from .enums import TensorDataType
-from .errors import int_tuple
+from .bindings import BufferBinding, check_element_dtype
+from .compiled import CompiledOperator
+from .enums import FeatureLevel, TensorDataType
+from .errors import BindingError, DescriptorError, int_tuple
 from .operators import (
     JoinOperatorDesc,
     Slice1OperatorDesc,
@@ -30,52 +38,92 @@ from .operators import (
 )
 from .tensor import BufferTensorDesc, packed_strides
 
-__all__ = ["join", "slice", "slice1", "slice_grad", "split", "strided_slice", "strided_slice_grad"]
+__all__ = [
+    "CACHE_BYTES",
+    "join",
+    "slice",
+    "slice1",
+    "slice_grad",
+    "split",
+    "strided_slice",
+    "strided_slice_grad",
+]
 
-_CACHE: OrderedDict = OrderedDict()
-_CACHE_SIZE = 1024
-
-
-class _Prepared:
-    """A call's cached work: its plan (``None`` when there is nothing to move), the CUDA
-    launches for CuPy calls, its result shapes, and which results the plan writes."""
-
-    __slots__ = ("bound", "launches", "plan", "shapes")
-
-    def __init__(self, kind, plan, shapes, bound):
-        self.plan, self.shapes, self.bound = plan, shapes, bound
-        self.launches = kernels.prepare(plan) if kind == "cupy" and plan is not None else None
-
-
-def _prepared(kind, key, build) -> _Prepared:
-    """The cached work for ``key``; on a miss ``build()`` validates and returns
-    ``(plan, shapes, bound)``. Nothing is cached for a call that fails validation."""
-    entry = _CACHE.get(key)
-    if entry is None:
-        entry = _Prepared(kind, *build())
-        _CACHE[key] = entry
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return entry
+#: Bound on the estimated bytes of the compiled operators the array functions keep; the least
+#: recently used are dropped past it. An entry costs about ``_ENTRY_BYTES`` plus
+#: ``_BINDING_BYTES`` per bound array (a 10 000-part split about 15 MiB).
+CACHE_BYTES = 64 * 2**20
+_ENTRY_BYTES = 4096
+_BINDING_BYTES = 1536
+#: Parts of a split share one allocation, each starting at a multiple of this many bytes.
+_PART_ALIGNMENT = 16
+_NEWEST = FeatureLevel.newest()
 
 
-def _execute(kind, entry, inputs, outputs, stream):
-    execute(
-        kind,
-        entry.plan,
-        entry.launches,
-        [(a, _memory.address_of(a)) for a in inputs],
-        [(a, _memory.address_of(a)) for a in outputs],
-        stream,
-    )
+class _Entry:
+    """A normalised call's compiled operator (None when nothing is moved), its result shapes,
+    the results (split) or arrays (join) it binds, and for a split without ``out=`` the byte
+    offset of each part in the one allocation (``total`` bytes)."""
+
+    __slots__ = ("bound", "nbytes", "offsets", "op", "shapes", "total", "zeros")
+
+    def __init__(self, op, shapes, bound=(0,), *, zeros=False, offsets=None, total=0):
+        self.op, self.shapes, self.bound, self.zeros = op, shapes, bound, zeros
+        self.offsets, self.total = offsets, total
+        self.nbytes = _ENTRY_BYTES + _BINDING_BYTES * (len(shapes) + len(bound))
+
+
+class _Cache:
+    """Entries by key, least recently used first, bounded in estimated bytes."""
+
+    def __init__(self, limit):
+        self.limit, self.nbytes = limit, 0
+        self._entries = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self):
+        return len(self._entries)
+
+    def get(self, key, build):
+        """The entry for ``key``; on a miss ``build(*key)`` makes it (and may raise: a call that
+        breaks a rule leaves nothing behind)."""
+        entry = self._entries.get(key)
+        if entry is not None:
+            try:
+                self._entries.move_to_end(key)
+            except KeyError:  # dropped by another thread meanwhile
+                pass
+            return entry
+        entry = build(*key)
+        with self._lock:
+            if key not in self._entries:
+                self._entries[key] = entry
+                self.nbytes += entry.nbytes
+                while self.nbytes > self.limit and len(self._entries) > 1:
+                    self.nbytes -= self._entries.popitem(last=False)[1].nbytes
+        return entry
+
+    def clear(self):
+        with self._lock:
+            self._entries.clear()
+            self.nbytes = 0
+
+
+_CACHE = _Cache(CACHE_BYTES)
+
+
+# ---- normalisation ------------------------------------------------------------------------------
 
 
 def _as_array(x):
     """``(kind, array)``: CuPy for device memory (zero-copy), NumPy for everything else."""
+    if type(x) is np.ndarray:
+        return "numpy", x
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return "cupy", x
     if isinstance(x, np.ndarray):
         return "numpy", x
-    if _memory.is_cupy_array(x):
-        return "cupy", x
     if hasattr(x, "__cuda_array_interface__"):
         import cupy
 
@@ -87,28 +135,49 @@ def _as_array(x):
     return "numpy", np.asarray(x)
 
 
-def _input(x):
-    """``(kind, array)`` for an input; strides that are not whole elements (NumPy only) get a copy."""
+def _input(x, name):
+    """``(kind, array)`` for an input. NumPy arrays must hold plain data; strides that are not
+    whole elements get a copy. (CuPy has neither object dtypes nor such strides.)"""
     kind, x = _as_array(x)
-    if any(s % x.itemsize for s in x.strides):
-        x = np.ascontiguousarray(x)
+    if kind == "numpy":
+        check_element_dtype(x.dtype, f"{name}: the input")
+        if any(s % x.itemsize for s in x.strides):
+            x = np.ascontiguousarray(x)
     return kind, x
 
 
-def _data_type(dtype, directml_types: bool) -> TensorDataType:
-    dtype = np.dtype(dtype)
-    if directml_types:
-        try:
-            return TensorDataType.from_dtype(dtype)
-        except ValueError as e:
-            raise TypeError(f"{e}; pass directml_types=False to move its elements as raw bits") from None
-    if dtype.itemsize not in (1, 2, 4, 8) or dtype.hasobject:
-        raise TypeError(f"dtype {dtype} is not a plain 1, 2, 4 or 8 byte element")
-    return TensorDataType.unsigned_of_width(dtype.itemsize)
+def _device(kind, x):
+    return x.data.device_id if kind == "cupy" else None
 
 
-def _element_strides(a) -> tuple[int, ...]:
-    return tuple(s // a.itemsize for s in a.strides)
+def _out(kind, out, name):
+    """``out`` as an array of ``kind``; ``TypeError`` for another memory kind or a non-plain dtype."""
+    out_kind, out = _as_array(out)
+    if out_kind != kind:
+        raise TypeError(f"{name}: out is in {out_kind} memory but the input is in {kind} memory")
+    if kind == "numpy":
+        check_element_dtype(out.dtype, f"{name}: out")
+    return out
+
+
+def _layout(a):
+    return a.shape, a.strides
+
+
+def _out_layout(out):
+    return None if out is None else (out.shape, out.strides, out.dtype)
+
+
+def _level(feature_level):
+    return _NEWEST if feature_level is None else FeatureLevel.coerce(feature_level)
+
+
+def _flag(value):
+    if value is True or value is False:
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise TypeError(f"directml_types must be a bool, not {type(value).__name__}")
 
 
 def _shape_of(a, name):
@@ -117,52 +186,196 @@ def _shape_of(a, name):
     return a.shape
 
 
-def _given_out(kind, out, name):
-    """``out`` as an array of ``kind`` (``None`` stays ``None``)."""
-    if out is None:
-        return None
-    out_kind, out = _as_array(out)
-    if out_kind != kind:
-        raise TypeError(f"{name}: out is in {out_kind} memory but the input is in {kind} memory")
-    return out
+def _normalize_axis(axis, ndim, name):
+    if isinstance(axis, (bool, np.bool_)):
+        raise TypeError(f"{name}: axis must be an integer, not bool")
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{name}: axis must be an integer, not {type(axis).__name__}") from None
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim)
+    return axis % ndim
 
 
-def _out_strides(out):
-    """Element strides of a given ``out`` for the cache key; ``None`` for a fresh (packed) result."""
-    if out is None:
-        return None
-    if any(s % out.itemsize for s in out.strides):
-        raise ValueError("out has a stride that is not a whole number of elements")
-    return _element_strides(out)
+def _run(entry, inputs, outputs, stream):
+    if entry.op is not None:
+        entry.op.execute(inputs, outputs, stream=stream)
 
 
-def _result(kind, out, shape, dtype, name, inputs):
-    """A fresh result, or ``out`` checked to be a writable, non-self-overlapping array of
-    ``shape`` and ``dtype`` that shares no memory with ``inputs``."""
-    if out is None:
-        if kind == "numpy":
-            return np.empty(shape, dtype)
-        import cupy
+def _empty(kind, shape, dtype):
+    if kind == "numpy":
+        return np.empty(shape, dtype)
+    return sys.modules["cupy"].empty(shape, dtype)
 
-        return cupy.empty(shape, dtype)
-    if out.shape != tuple(shape):
-        raise ValueError(f"{name}: out has shape {out.shape}; the result has shape {tuple(shape)}")
-    if out.dtype != dtype:
-        raise TypeError(f"{name}: out has dtype {out.dtype}; the result has dtype {dtype}")
-    for axis, (n, s) in enumerate(zip(out.shape, out.strides)):
-        if s == 0 and n > 1:
-            raise ValueError(f"{name}: out has stride 0 on axis {axis} of size {n}, so it overlaps itself")
-    if kind == "numpy" and not out.flags.writeable:
-        raise ValueError(f"{name}: out is read-only")
-    extent = _memory.byte_extent(out)
-    for k, a in enumerate(inputs):
-        if _memory.ranges_overlap(extent, _memory.byte_extent(a)):
-            raise ValueError(f"{name}: out overlaps input {k} in memory")
-    return out
+
+# ---- building entries (from the key alone) ------------------------------------------------------
+
+
+def _data_type(dtype, directml_types: bool) -> TensorDataType:
+    if directml_types:
+        try:
+            return TensorDataType.from_dtype(dtype)
+        except ValueError as e:
+            raise TypeError(f"{e}; pass directml_types=False to move its elements as raw bits") from None
+    if dtype.itemsize not in (1, 2, 4, 8):
+        raise TypeError(f"dtype {dtype} is not a plain 1, 2, 4 or 8 byte element")
+    return TensorDataType.unsigned_of_width(dtype.itemsize)
 
 
 def _tensor(data_type, shape):
     return BufferTensorDesc(data_type, shape)
+
+
+def _element_view(layout, itemsize):
+    """``(shape, element strides)`` of an input's ``(shape, byte strides)``."""
+    shape, strides = layout
+    if any(s % itemsize for s in strides):
+        raise ValueError(f"an input has strides {strides}, not whole {itemsize}-byte elements")
+    return shape, tuple(s // itemsize for s in strides)
+
+
+def _result_view(name, k, out_layout, shape, dtype):
+    """The layout result ``k`` is compiled for: ``out``'s, checked against the result's shape
+    and dtype, or packed for a fresh result."""
+    if out_layout is None:
+        return tuple(shape), packed_strides(shape)
+    out_shape, out_strides, out_dtype = out_layout
+    if out_dtype != dtype:
+        raise TypeError(f"{name}: out has dtype {out_dtype}; the result has dtype {dtype}")
+    where = f"{name}.execute: outputs[{k}]"
+    if out_shape != tuple(shape):
+        raise BindingError([f"{where}: out has shape {out_shape}; the result has shape {tuple(shape)}"])
+    if any(s % dtype.itemsize for s in out_strides):
+        raise BindingError([f"{where}: out has strides {out_strides}, not whole {dtype.itemsize}-byte elements"])
+    return out_shape, tuple(s // dtype.itemsize for s in out_strides)
+
+
+def _check_empty_out(name, results, dtype):
+    """``out=`` checks of results that nothing is bound for: ``(index, out layout, shape)``."""
+    for k, layout, shape in results:
+        if layout is not None:
+            _result_view(name, k, layout, shape, dtype)
+
+
+def _compiled(desc, device, in_views, out_views):
+    return CompiledOperator(desc, device, views=(in_views, out_views), load=False)
+
+
+def _one_to_one(name, desc, device, dtype, x_layout, out_layout, shape):
+    """The entry of a one-input, one-output call."""
+    in_view = _element_view(x_layout, dtype.itemsize)
+    out_view = _result_view(name, 0, out_layout, shape, dtype)
+    return _Entry(_compiled(desc, device, [in_view], [out_view]), (tuple(shape),))
+
+
+def _check_rank(name, ndim, **arrays):
+    """The array-length rule for calls that return empty without a descriptor."""
+    wrong = [f"{name}: len({field}) = {len(a)} must equal DimensionCount = {ndim}" for field, a in arrays.items()]
+    wrong = [w for w, a in zip(wrong, arrays.values()) if len(a) != ndim]
+    if wrong:
+        raise DescriptorError(wrong)
+
+
+def _build_slice(name, kind, device, dtype, flag, level, offsets, sizes, strides, x_layout, out_layout):
+    shape = x_layout[0]
+    if 0 in sizes:
+        _check_rank(name, len(shape), Offsets=offsets, Sizes=sizes, Strides=strides)
+        _check_empty_out(name, [(0, out_layout, sizes)], dtype)
+        return _Entry(None, (sizes,))
+    data_type = _data_type(dtype, flag)
+    desc = SliceOperatorDesc(
+        _tensor(data_type, shape), _tensor(data_type, sizes), offsets, sizes, strides, feature_level=level
+    )
+    return _one_to_one(name, desc, device, dtype, x_layout, out_layout, sizes)
+
+
+def _build_slice1(name, kind, device, dtype, flag, level, offsets, sizes, strides, out_sizes, x_layout, out_layout):
+    shape = x_layout[0]
+    if 0 in out_sizes:
+        _check_rank(name, len(shape), InputWindowOffsets=offsets, InputWindowSizes=sizes, InputWindowStrides=strides)
+        _check_empty_out(name, [(0, out_layout, out_sizes)], dtype)
+        return _Entry(None, (out_sizes,))
+    data_type = _data_type(dtype, flag)
+    desc = Slice1OperatorDesc(
+        _tensor(data_type, shape), _tensor(data_type, out_sizes), offsets, sizes, strides, feature_level=level
+    )
+    return _one_to_one(name, desc, device, dtype, x_layout, out_layout, out_sizes)
+
+
+def _build_slice_grad(name, kind, device, dtype, flag, level, offsets, sizes, strides, shape, dy_layout, out_layout):
+    dy_shape = dy_layout[0]
+    if 0 in shape or 0 in dy_shape:
+        fields = {"InputWindowOffsets": offsets, "InputWindowSizes": sizes, "InputWindowStrides": strides}
+        _check_rank(name, len(dy_shape), input_shape=shape, **fields)
+        _check_empty_out(name, [(0, out_layout, shape)], dtype)
+        return _Entry(None, (shape,), zeros=0 not in shape)
+    data_type = _data_type(dtype, flag)
+    desc = SliceGradOperatorDesc(
+        _tensor(data_type, dy_shape), _tensor(data_type, shape), offsets, sizes, strides, feature_level=level
+    )
+    return _one_to_one(name, desc, device, dtype, dy_layout, out_layout, shape)
+
+
+def _build_split(name, kind, device, dtype, flag, level, sizes, axis, x_layout, out_layouts):
+    shape = x_layout[0]
+    shapes = tuple((*shape[:axis], s, *shape[axis + 1 :]) for s in sizes)
+    bound = tuple(k for k, s in enumerate(shapes) if 0 not in s)  # DirectML tensors cannot be empty
+    outs = out_layouts or (None,) * len(sizes)
+    _check_empty_out(name, [(k, outs[k], shapes[k]) for k in range(len(sizes)) if k not in bound], dtype)
+    if not bound:
+        return _Entry(None, shapes, ())
+    data_type = _data_type(dtype, flag)
+    desc = SplitOperatorDesc(
+        _tensor(data_type, shape), [_tensor(data_type, shapes[k]) for k in bound], axis, feature_level=level
+    )
+    out_views = [_result_view(name, k, outs[k], shapes[k], dtype) for k in bound]
+    op = _compiled(desc, device, [_element_view(x_layout, dtype.itemsize)], out_views)
+    offsets, total = [], 0
+    for s in shapes:  # parts back to back in one allocation, each 16-byte aligned
+        offsets.append(total)
+        total += -(-int(np.prod(s)) * dtype.itemsize // _PART_ALIGNMENT) * _PART_ALIGNMENT
+    return _Entry(op, shapes, bound, offsets=tuple(offsets), total=total)
+
+
+def _build_join(name, kind, device, dtype, flag, level, axis, layouts, out_layout):
+    shapes = [shape for shape, _ in layouts]
+    ndim = len(shapes[0])
+    if ndim == 0:
+        raise ValueError(f"{name}: a 0-dimensional array has nothing to join")
+    axis = _normalize_axis(axis, ndim, name)
+    if any(len(s) != ndim for s in shapes):
+        raise ValueError(f"{name}: arrays of different ranks {[len(s) for s in shapes]}")
+    out_shape = (*shapes[0][:axis], sum(s[axis] for s in shapes), *shapes[0][axis + 1 :])
+    bound = tuple(k for k, s in enumerate(shapes) if 0 not in s)
+    if not bound:  # nothing to move; the shapes must still agree, as NumPy requires
+        for k, s in enumerate(shapes):
+            if any(s[d] != shapes[0][d] for d in range(ndim) if d != axis):
+                raise ValueError(f"{name}: xs[{k}] has shape {s}, xs[0] {shapes[0]}: only axis {axis} may differ")
+        _check_empty_out(name, [(0, out_layout, out_shape)], dtype)
+        return _Entry(None, (out_shape,), ())
+    data_type = _data_type(dtype, flag)
+    desc = JoinOperatorDesc(
+        [_tensor(data_type, shapes[k]) for k in bound], _tensor(data_type, out_shape), axis, feature_level=level
+    )
+    in_views = [_element_view(layouts[k], dtype.itemsize) for k in bound]
+    out_view = _result_view(name, 0, out_layout, out_shape, dtype)
+    return _Entry(_compiled(desc, device, in_views, [out_view]), (out_shape,), bound)
+
+
+def _finish(kind, entry, x, out, dtype, stream):
+    """Run a one-result call: allocate the result unless ``out`` is given, then execute."""
+    if out is None:
+        out = _empty(kind, entry.shapes[0], dtype)
+    if entry.op is not None:
+        entry.op.execute([x], [out], stream=stream)
+    elif entry.zeros:  # the gradient of an empty selection: nothing was read
+        if kind == "cupy" and stream is not None:
+            with stream:
+                out.fill(0)
+        else:
+            out[...] = 0
+    return out
 
 
 def slice(x, offsets, sizes, strides=None, *, out=None, feature_level=None, stream=None, directml_types=True):
@@ -204,49 +417,25 @@ def slice(x, offsets, sizes, strides=None, *, out=None, feature_level=None, stre
     array([[[[ 5.,  8.],
              [13., 16.]]]], dtype=float32)
     """
-    kind, x = _input(x)
-    out = _given_out(kind, out, "Slice")
-    shape = _shape_of(x, "Slice")
-    offsets = int_tuple(offsets, "Offsets", "Slice")
-    sizes = int_tuple(sizes, "Sizes", "Slice")
-    strides = (1,) * len(shape) if strides is None else int_tuple(strides, "Strides", "Slice")
+    name = "Slice"
+    kind, x = _input(x, name)
+    shape = _shape_of(x, name)
+    if out is not None:
+        out = _out(kind, out, name)
     key = (
-        "Slice",
+        name,
         kind,
-        offsets,
-        sizes,
-        strides,
-        shape,
-        x.strides,
+        _device(kind, x),
         x.dtype,
-        _out_strides(out),
-        feature_level,
-        directml_types,
+        _flag(directml_types),
+        _level(feature_level),
+        int_tuple(offsets, "Offsets", name),
+        int_tuple(sizes, "Sizes", name),
+        (1,) * len(shape) if strides is None else int_tuple(strides, "Strides", name),
+        _layout(x),
+        _out_layout(out),
     )
-
-    def build():
-        data_type = _data_type(x.dtype, directml_types)
-        desc = SliceOperatorDesc(
-            _tensor(data_type, shape), _tensor(data_type, sizes), offsets, sizes, strides, feature_level=feature_level
-        )
-        return _plan_one(desc, x, out, sizes), (sizes,), (0,)
-
-    return _run_one("Slice", kind, key, build, x, out, stream)
-
-
-def _plan_one(desc, x, out, out_shape, in_strides=None, out_strides=None):
-    """Lower a one-input, one-output descriptor with the strides of the arrays it will bind."""
-    if out_strides is None:
-        out_strides = packed_strides(out_shape) if out is None else _element_strides(out)
-    return desc.to_plan([in_strides or _element_strides(x)], [out_strides])
-
-
-def _run_one(name, kind, key, build, x, out, stream):
-    entry = _prepared(kind, key, build)
-    out = _result(kind, out, entry.shapes[0], x.dtype, name, [x])
-    if entry.plan is not None:
-        _execute(kind, entry, [x], [out], stream)
-    return out
+    return _finish(kind, _CACHE.get(key, _build_slice), x, out, x.dtype, stream)
 
 
 def _window_args(name, ndim, offsets, sizes, strides):
@@ -296,41 +485,29 @@ def slice1(
     array([[14., 16.],
            [ 6.,  8.]], dtype=float32)
     """
-    kind, x = _input(x)
-    out = _given_out(kind, out, "Slice1")
-    shape = _shape_of(x, "Slice1")
-    offsets, sizes, strides = _window_args("Slice1", len(shape), window_offsets, window_sizes, window_strides)
+    name = "Slice1"
+    kind, x = _input(x, name)
+    shape = _shape_of(x, name)
+    if out is not None:
+        out = _out(kind, out, name)
+    offsets, sizes, strides = _window_args(name, len(shape), window_offsets, window_sizes, window_strides)
     if output_sizes is None:
         output_sizes = tuple(1 + (n - 1) // abs(st) if st and n > 0 else n for n, st in zip(sizes, strides))
-    output_sizes = int_tuple(output_sizes, "output_sizes", "Slice1")
     key = (
-        "Slice1",
+        name,
         kind,
+        _device(kind, x),
+        x.dtype,
+        _flag(directml_types),
+        _level(feature_level),
         offsets,
         sizes,
         strides,
-        output_sizes,
-        shape,
-        x.strides,
-        x.dtype,
-        _out_strides(out),
-        feature_level,
-        directml_types,
+        int_tuple(output_sizes, "output_sizes", name),
+        _layout(x),
+        _out_layout(out),
     )
-
-    def build():
-        data_type = _data_type(x.dtype, directml_types)
-        desc = Slice1OperatorDesc(
-            _tensor(data_type, shape),
-            _tensor(data_type, output_sizes),
-            offsets,
-            sizes,
-            strides,
-            feature_level=feature_level,
-        )
-        return _plan_one(desc, x, out, output_sizes), (output_sizes,), (0,)
-
-    return _run_one("Slice1", kind, key, build, x, out, stream)
+    return _finish(kind, _CACHE.get(key, _build_slice1), x, out, x.dtype, stream)
 
 
 def slice_grad(
@@ -373,53 +550,28 @@ def slice_grad(
            [ 9,  0, 11,  0],
            [ 0,  0,  0,  0]], dtype=int32)
     """
-    kind, dy = _input(dy)
-    out = _given_out(kind, out, "SliceGrad")
-    shape = _shape_of(dy, "SliceGrad")
-    input_shape = int_tuple(input_shape, "input_shape", "SliceGrad")
-    offsets, sizes, strides = _window_args("SliceGrad", len(shape), window_offsets, window_sizes, window_strides)
+    name = "SliceGrad"
+    kind, dy = _input(dy, name)
+    shape = _shape_of(dy, name)
+    if out is not None:
+        out = _out(kind, out, name)
     key = (
-        "SliceGrad",
+        name,
         kind,
-        offsets,
-        sizes,
-        strides,
-        input_shape,
-        shape,
-        dy.strides,
+        _device(kind, dy),
         dy.dtype,
-        _out_strides(out),
-        feature_level,
-        directml_types,
+        _flag(directml_types),
+        _level(feature_level),
+        *_window_args(name, len(shape), window_offsets, window_sizes, window_strides),
+        int_tuple(input_shape, "input_shape", name),
+        _layout(dy),
+        _out_layout(out),
     )
-
-    def build():
-        data_type = _data_type(dy.dtype, directml_types)
-        desc = SliceGradOperatorDesc(
-            _tensor(data_type, shape),
-            _tensor(data_type, input_shape),
-            offsets,
-            sizes,
-            strides,
-            feature_level=feature_level,
-        )
-        return _plan_one(desc, dy, out, input_shape), (input_shape,), (0,)
-
-    return _run_one("SliceGrad", kind, key, build, dy, out, stream)
-
-
-def _normalize_axis(axis, ndim, name):
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"{name}: axis must be an integer, not {type(axis).__name__}") from None
-    if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(axis, ndim)
-    return axis % ndim
+    return _finish(kind, _CACHE.get(key, _build_slice_grad), dy, out, dy.dtype, stream)
 
 
 def _split_sizes(split_sizes, n, axis):
-    if isinstance(split_sizes, (int, np.integer)) and not isinstance(split_sizes, bool):
+    if isinstance(split_sizes, (int, np.integer)) and not isinstance(split_sizes, (bool, np.bool_)):
         parts = int(split_sizes)
         if parts < 1 or n % parts:
             raise ValueError(f"Split: axis {axis} of size {n} does not divide into {parts} equal parts; pass the sizes")
@@ -428,6 +580,14 @@ def _split_sizes(split_sizes, n, axis):
     if any(s < 0 for s in sizes):
         raise ValueError(f"Split: split_sizes {sizes} has a negative size")
     return sizes
+
+
+def _parts(kind, buffer, entry, dtype):
+    """The parts of a split: views of the one allocation ``buffer``."""
+    if kind == "numpy":
+        return [np.ndarray(s, dtype, buffer=buffer, offset=o) for s, o in zip(entry.shapes, entry.offsets)]
+    cupy, memory = sys.modules["cupy"], buffer.data
+    return [cupy.ndarray(s, dtype, memptr=memory + o) for s, o in zip(entry.shapes, entry.offsets)]
 
 
 def split(x, split_sizes, axis=0, *, out=None, feature_level=None, stream=None, directml_types=True):
@@ -458,53 +618,43 @@ def split(x, split_sizes, axis=0, *, out=None, feature_level=None, stream=None, 
     >>> [p.shape for p in cd.split(x, [2, 1, 3], axis=2)]
     [(1, 1, 2, 2), (1, 1, 1, 2), (1, 1, 3, 2)]
     """
-    kind, x = _input(x)
-    shape = _shape_of(x, "Split")
-    axis = _normalize_axis(axis, len(shape), "Split")
+    name = "Split"
+    kind, x = _input(x, name)
+    shape = _shape_of(x, name)
+    axis = _normalize_axis(axis, len(shape), name)
     sizes = _split_sizes(split_sizes, shape[axis], axis)
     if out is not None:
+        out = _as_list(out, "out", name)
         if len(out) != len(sizes):
-            raise ValueError(f"Split: {len(out)} out arrays for {len(sizes)} parts")
-        out = [_given_out(kind, o, f"Split out[{k}]") for k, o in enumerate(out)]
+            raise BindingError([f"{name}.execute: {len(out)} outputs bound (out); the call has {len(sizes)} parts"])
+        out = [_out(kind, o, name) for o in out]
     key = (
-        "Split",
+        name,
         kind,
+        _device(kind, x),
+        x.dtype,
+        _flag(directml_types),
+        _level(feature_level),
         sizes,
         axis,
-        shape,
-        x.strides,
-        x.dtype,
-        None if out is None else tuple(_out_strides(o) for o in out),
-        feature_level,
-        directml_types,
+        _layout(x),
+        None if out is None else tuple(_out_layout(o) for o in out),
     )
-
-    def build():
-        shapes = tuple((*shape[:axis], s, *shape[axis + 1 :]) for s in sizes)
-        bound = tuple(k for k, s in enumerate(sizes) if s)  # DirectML tensors cannot be empty
-        data_type = _data_type(x.dtype, directml_types)
-        desc = SplitOperatorDesc(
-            _tensor(data_type, shape), [_tensor(data_type, shapes[k]) for k in bound], axis, feature_level=feature_level
-        )
-        out_strides = [packed_strides(shapes[k]) if out is None else _element_strides(out[k]) for k in bound]
-        return desc.to_plan([_element_strides(x)], out_strides), shapes, bound
-
-    entry = _prepared(kind, key, build)
-    if out is None:
-        outs = [_result(kind, None, s, x.dtype, "Split", ()) for s in entry.shapes]
-    else:
-        outs = [_result(kind, o, s, x.dtype, f"Split out[{k}]", [x]) for k, (o, s) in enumerate(zip(out, entry.shapes))]
-        _check_disjoint(outs, "Split")
-    _execute(kind, entry, [x], [outs[k] for k in entry.bound], stream)
-    return outs
+    entry = _CACHE.get(key, _build_split)
+    if out is not None:
+        _run(entry, [x], [out[k] for k in entry.bound], stream)
+        return out
+    buffer = _empty(kind, (entry.total // x.itemsize,), x.dtype)
+    _run(entry, [x], [BufferBinding(buffer, entry.offsets[k]) for k in entry.bound], stream)
+    return _parts(kind, buffer, entry, x.dtype)  # built while the GPU copies
 
 
-def _check_disjoint(arrays, name):
-    extents = [_memory.byte_extent(a) for a in arrays]
-    for k, e in enumerate(extents):
-        for j in range(k):
-            if _memory.ranges_overlap(e, extents[j]):
-                raise ValueError(f"{name}: out[{k}] overlaps out[{j}] in memory")
+def _as_list(arrays, what, name):
+    if isinstance(arrays, (list, tuple)):
+        return arrays
+    if isinstance(arrays, (str, bytes)) or not hasattr(arrays, "__iter__"):
+        raise TypeError(f"{name}: {what} must be a sequence of arrays, not {type(arrays).__name__}")
+    return list(arrays)
 
 
 def join(xs, axis=0, *, out=None, feature_level=None, stream=None, directml_types=True):
@@ -529,101 +679,107 @@ def join(xs, axis=0, *, out=None, feature_level=None, stream=None, directml_type
     >>> cd.join([np.arange(2), np.arange(3)])
     array([0, 1, 0, 1, 2])
     """
-    if not hasattr(xs, "__len__") or not len(xs):
-        raise ValueError("Join: needs at least one array")
-    arrays = [_input(a) for a in xs]
+    name = "Join"
+    xs = _as_list(xs, "xs", name)
+    if not xs:
+        raise ValueError(f"{name}: needs at least one array to join")
+    arrays = [_input(a, name) for a in xs]
     kind = arrays[0][0]
     if any(k != kind for k, _ in arrays):
-        raise TypeError("Join: arrays mix host (NumPy) and device (CuPy) memory")
+        raise TypeError(f"{name}: arrays mix host (NumPy) and device (CuPy) memory")
     xs = [a for _, a in arrays]
     dtype = xs[0].dtype
     for k, a in enumerate(xs):
         if a.dtype != dtype:
-            raise TypeError(f"Join: xs[{k}] has dtype {a.dtype}, xs[0] has {dtype}")
-    out = _given_out(kind, out, "Join")
-    layouts = tuple((_shape_of(a, "Join"), a.strides) for a in xs)
-    key = ("Join", kind, axis, layouts, dtype, _out_strides(out), feature_level, directml_types)
-
-    def build():
-        shapes = [shape for shape, _ in layouts]
-        ax = _normalize_axis(axis, len(shapes[0]), "Join")
-        if any(len(s) != len(shapes[0]) for s in shapes):
-            raise ValueError(f"Join: arrays of different ranks {[len(s) for s in shapes]}")
-        total = sum(s[ax] for s in shapes)
-        out_shape = (*shapes[0][:ax], total, *shapes[0][ax + 1 :])
-        bound = tuple(k for k, s in enumerate(shapes) if s[ax])  # DirectML tensors cannot be empty
-        data_type = _data_type(dtype, directml_types)
-        desc = JoinOperatorDesc(
-            [_tensor(data_type, shapes[k]) for k in bound],
-            _tensor(data_type, out_shape),
-            ax,
-            feature_level=feature_level,
-        )
-        out_strides = packed_strides(out_shape) if out is None else _element_strides(out)
-        return desc.to_plan([_element_strides(xs[k]) for k in bound], [out_strides]), (out_shape,), bound
-
-    entry = _prepared(kind, key, build)
-    out = _result(kind, out, entry.shapes[0], dtype, "Join", xs)
-    _execute(kind, entry, [xs[k] for k in entry.bound], [out], stream)
+            raise TypeError(f"{name}: xs[{k}] has dtype {a.dtype}, xs[0] has {dtype}")
+    if xs[0].ndim == 0:
+        raise ValueError(f"{name}: a 0-dimensional array has nothing to join")
+    if out is not None:
+        out = _out(kind, out, name)
+    key = (
+        name,
+        kind,
+        _device(kind, xs[0]),
+        dtype,
+        _flag(directml_types),
+        _level(feature_level),
+        _normalize_axis(axis, xs[0].ndim, name),
+        tuple(_layout(a) for a in xs),
+        _out_layout(out),
+    )
+    entry = _CACHE.get(key, _build_join)
+    if out is None:
+        out = _empty(kind, entry.shapes[0], dtype)
+    _run(entry, [xs[k] for k in entry.bound], [out], stream)
     return out
 
 
 # ---- basic indexing -----------------------------------------------------------------------------
 
 
-def _key_token(key):
-    """``key`` as a hashable cache key (slices are unhashable before Python 3.12); bools are
-    tagged so they never share an entry with the integers they equal."""
-    key = key if isinstance(key, tuple) else (key,)
-    return tuple(
-        (k.start, k.stop, k.step, "slice")
-        if isinstance(k, _pyslice)
-        else (k, "bool")
-        if isinstance(k, (bool, np.bool_))
-        else k
-        for k in key
-    )
+def _optional_index(value):
+    if value is None:
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"slice indices must be integers or None or have an __index__ method, not {type(value).__name__}"
+        ) from None
 
 
-def _parse_key(key, shape):
-    """Basic indexing, as NumPy reads it, turned into one SLICE1 window per axis.
+def _index_key(key):
+    """``key`` as exact values: ints, ``None``, ``...``, and ``(start, stop, step)`` for slices."""
+    items = key if type(key) is tuple else (key,)
+    tokens = []
+    for k in items:
+        if k is None or k is Ellipsis:
+            tokens.append(k)
+        elif type(k) is _pyslice:
+            tokens.append((_optional_index(k.start), _optional_index(k.stop), _optional_index(k.step)))
+        elif isinstance(k, (bool, np.bool_)) or not hasattr(k, "__index__"):
+            raise TypeError(f"only basic indices (int, slice, ..., None) are supported, not {type(k).__name__}")
+        else:
+            tokens.append(operator.index(k))
+    return tuple(tokens)
+
+
+def _parse_key(tokens, shape):
+    """Basic indexing (``_index_key``'s tokens), as NumPy reads it, as one SLICE1 window per axis.
 
     Returns ``(windows, result_shape, axis_map)``: ``windows[d] = (start, step, count)`` for
     input axis ``d``; ``axis_map[d]`` is the result axis that ``d`` becomes, or ``None`` where
     an integer index drops it.
     """
-    key = key if isinstance(key, tuple) else (key,)
     ndim = len(shape)
-    if sum(k is Ellipsis for k in key) > 1:
+    if sum(k is Ellipsis for k in tokens) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    used = sum(k is not None and k is not Ellipsis for k in key)
+    used = sum(k is not None and k is not Ellipsis for k in tokens)
     if used > ndim:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {used} were indexed")
-    if any(k is Ellipsis for k in key):
-        at = next(i for i, k in enumerate(key) if k is Ellipsis)
-        key = key[:at] + (_pyslice(None),) * (ndim - used) + key[at + 1 :]
+    full = (None, None, None)
+    if any(k is Ellipsis for k in tokens):
+        at = tokens.index(Ellipsis)
+        tokens = tokens[:at] + (full,) * (ndim - used) + tokens[at + 1 :]
     else:
-        key = key + (_pyslice(None),) * (ndim - used)
+        tokens = tokens + (full,) * (ndim - used)
     windows, result_shape, axis_map = [], [], []
     d = 0
-    for k in key:
+    for k in tokens:
         if k is None:
             result_shape.append(1)
             continue
         n = shape[d]
-        if isinstance(k, _pyslice):
-            start, stop, step = k.indices(n)
+        if type(k) is tuple:
+            start, stop, step = _pyslice(*k).indices(n)
             count = len(range(start, stop, step))
             windows.append((start, step, count))
             axis_map.append(len(result_shape))
             result_shape.append(count)
-        elif isinstance(k, (bool, np.bool_)) or not hasattr(k, "__index__"):
-            raise TypeError(f"only basic indices (int, slice, ..., None) are supported, not {type(k).__name__}")
         else:
-            i = operator.index(k)
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")
-            windows.append((i % n, 1, 1))
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {d} with size {n}")
+            windows.append((k % n, 1, 1))
             axis_map.append(None)
         d += 1
     return windows, tuple(result_shape), axis_map
@@ -647,14 +803,21 @@ def _mapped_strides(strides, axis_map):
     return tuple(0 if r is None else strides[r] for r in axis_map)
 
 
-def _indexing_key(name, key, shape):
-    try:
-        token = _key_token(key)
-        hash(token)
-    except TypeError:  # an unhashable (so non-basic) index: let the parser say what is wrong
-        _parse_key(key, shape)
-        raise
-    return token
+def _build_strided_slice(name, kind, device, dtype, flag, level, index, x_layout, out_layout):
+    shape = x_layout[0]
+    windows, result_shape, axis_map = _parse_key(index, shape)
+    if 0 in result_shape:
+        _check_empty_out(name, [(0, out_layout, result_shape)], dtype)
+        return _Entry(None, (result_shape,))
+    counts = tuple(c for _, _, c in windows)
+    data_type = _data_type(dtype, flag)
+    desc = Slice1OperatorDesc(
+        _tensor(data_type, shape), _tensor(data_type, counts), *_window_params(windows), feature_level=level
+    )
+    out_shape, out_strides = _result_view(name, 0, out_layout, result_shape, dtype)
+    out_view = (out_shape, out_strides, _mapped_strides(out_strides, axis_map))  # the plan's: per input axis
+    op = _compiled(desc, device, [_element_view(x_layout, dtype.itemsize)], [out_view])
+    return _Entry(op, (result_shape,))
 
 
 def strided_slice(x, key, *, out=None, feature_level=None, stream=None, directml_types=True):
@@ -670,39 +833,43 @@ def strided_slice(x, key, *, out=None, feature_level=None, stream=None, directml
     >>> cd.strided_slice(x, np.s_[::-2, 1])
     array([9, 1])
     """
-    kind, x = _input(x)
-    out = _given_out(kind, out, "strided_slice")
-    shape = _shape_of(x, "strided_slice")
+    name = "strided_slice"
+    kind, x = _input(x, name)
+    _shape_of(x, name)
+    if out is not None:
+        out = _out(kind, out, name)
     cache_key = (
-        "strided_slice",
+        name,
         kind,
-        _indexing_key("strided_slice", key, shape),
-        shape,
-        x.strides,
+        _device(kind, x),
         x.dtype,
-        _out_strides(out),
-        feature_level,
-        directml_types,
+        _flag(directml_types),
+        _level(feature_level),
+        _index_key(key),
+        _layout(x),
+        _out_layout(out),
     )
+    return _finish(kind, _CACHE.get(cache_key, _build_strided_slice), x, out, x.dtype, stream)
 
-    def build():
-        windows, result_shape, axis_map = _parse_key(key, shape)
-        if 0 in result_shape:
-            return None, (result_shape,), ()
-        counts = tuple(c for _, _, c in windows)
-        params = _window_params(windows)
-        data_type = _data_type(x.dtype, directml_types)
-        desc = Slice1OperatorDesc(
-            _tensor(data_type, shape), _tensor(data_type, counts), *params, feature_level=feature_level
-        )
-        result_strides = packed_strides(result_shape) if out is None else _element_strides(out)
-        return (
-            _plan_one(desc, x, out, counts, out_strides=_mapped_strides(result_strides, axis_map)),
-            (result_shape,),
-            (0,),
-        )
 
-    return _run_one("strided_slice", kind, cache_key, build, x, out, stream)
+def _build_strided_slice_grad(name, kind, device, dtype, flag, level, index, shape, dy_layout, out_layout):
+    if not shape:
+        raise ValueError(f"{name}: a 0-dimensional input has nothing to slice")
+    windows, result_shape, axis_map = _parse_key(index, shape)
+    if dy_layout[0] != result_shape:
+        raise ValueError(f"{name}: dy has shape {dy_layout[0]}; x[key] has shape {result_shape}")
+    if 0 in shape or 0 in result_shape:
+        _check_empty_out(name, [(0, out_layout, shape)], dtype)
+        return _Entry(None, (shape,), zeros=0 not in shape)
+    counts = tuple(c for _, _, c in windows)
+    data_type = _data_type(dtype, flag)
+    desc = SliceGradOperatorDesc(
+        _tensor(data_type, counts), _tensor(data_type, shape), *_window_params(windows), feature_level=level
+    )
+    dy_shape, dy_strides = _element_view(dy_layout, dtype.itemsize)
+    dy_view = (dy_shape, dy_strides, _mapped_strides(dy_strides, axis_map))
+    op = _compiled(desc, device, [dy_view], [_result_view(name, 0, out_layout, shape, dtype)])
+    return _Entry(op, (shape,))
 
 
 def strided_slice_grad(dy, input_shape, key, *, out=None, feature_level=None, stream=None, directml_types=True):
@@ -715,46 +882,20 @@ def strided_slice_grad(dy, input_shape, key, *, out=None, feature_level=None, st
     >>> cd.strided_slice_grad(np.array([7, 8]), (5,), np.s_[::-3])
     array([0, 8, 0, 0, 7])
     """
-    kind, dy = _input(dy)
-    out = _given_out(kind, out, "strided_slice_grad")
-    input_shape = int_tuple(input_shape, "input_shape", "strided_slice_grad")
+    name = "strided_slice_grad"
+    kind, dy = _input(dy, name)
+    if out is not None:
+        out = _out(kind, out, name)
     cache_key = (
-        "strided_slice_grad",
+        name,
         kind,
-        _indexing_key("strided_slice_grad", key, input_shape),
-        input_shape,
-        dy.shape,
-        dy.strides,
+        _device(kind, dy),
         dy.dtype,
-        _out_strides(out),
-        feature_level,
-        directml_types,
+        _flag(directml_types),
+        _level(feature_level),
+        _index_key(key),
+        int_tuple(input_shape, "input_shape", name),
+        _layout(dy),
+        _out_layout(out),
     )
-
-    def build():
-        windows, result_shape, axis_map = _parse_key(key, input_shape)
-        if dy.shape != result_shape:
-            raise ValueError(f"strided_slice_grad: dy has shape {dy.shape}; x[key] has shape {result_shape}")
-        if dy.size == 0:
-            return None, (input_shape,), ()
-        counts = tuple(c for _, _, c in windows)
-        data_type = _data_type(dy.dtype, directml_types)
-        desc = SliceGradOperatorDesc(
-            _tensor(data_type, counts),
-            _tensor(data_type, input_shape),
-            *_window_params(windows),
-            feature_level=feature_level,
-        )
-        return (
-            _plan_one(desc, dy, out, input_shape, in_strides=_mapped_strides(_element_strides(dy), axis_map)),
-            (input_shape,),
-            (0,),
-        )
-
-    entry = _prepared(kind, cache_key, build)
-    out = _result(kind, out, entry.shapes[0], dy.dtype, "strided_slice_grad", [dy])
-    if entry.plan is None:
-        out[...] = 0  # nothing was read: the whole gradient is zero
-    else:
-        _execute(kind, entry, [dy], [out], stream)
-    return out
+    return _finish(kind, _CACHE.get(cache_key, _build_strided_slice_grad), dy, out, dy.dtype, stream)

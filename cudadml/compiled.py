@@ -2,95 +2,68 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
-from . import _memory
-from .backends import execute, gpu_status, kernels
-from .errors import BindingError, Violations
-from .tensor import MIN_BINDING_ALIGNMENT
+from .backends import CUDA, backend_for, gpu_status
+from .bindings import BufferBinding, Slot, bind, check_layout
 
 __all__ = ["BufferBinding", "CompiledOperator"]
 
 
-@dataclass(frozen=True)
-class BufferBinding:
-    """``DML_BUFFER_BINDING``: the range ``[offset, offset + size_in_bytes)`` of a buffer.
-
-    ``buffer`` is a C-contiguous NumPy or CuPy array of any dtype (its bytes are the buffer);
-    ``size_in_bytes`` defaults to the rest of the buffer after ``offset``.
-    """
-
-    buffer: object
-    offset: int = 0
-    size_in_bytes: int | None = None
-
-
-@dataclass(frozen=True)
-class _Bound:
-    kind: str  # "numpy" or "cupy"
-    owner: object
-    address: int  # bytes: the bound range's start, where element 0 lives
-    span: tuple[int, int]  # the bytes the tensor may touch, for the overlap rule
-
-
-def _bind(binding, tensor, name, v: Violations, writable: bool) -> _Bound | None:
-    if isinstance(binding, BufferBinding):
-        buffer, offset, size = binding.buffer, binding.offset, binding.size_in_bytes
-    else:
-        buffer, offset, size = binding, 0, None
-    if isinstance(buffer, np.ndarray):
-        kind = "numpy"
-    elif _memory.is_cupy_array(buffer):
-        kind = "cupy"
-    else:
-        raise TypeError(
-            f"{v.where}: {name} must be a NumPy/CuPy array or a BufferBinding of one, not {type(buffer).__name__}"
+def _buffer_slots(role, tensors):
+    return [
+        Slot(
+            f"{role}[{k}]",
+            t.data_type.element_size,
+            t.sizes,
+            t.effective_strides,
+            need=t.total_tensor_size_in_bytes,
+            alignment=t.guaranteed_base_offset_alignment,
         )
-    if not buffer.flags.c_contiguous:
-        v.add(f"{name}: the buffer must be a C-contiguous array (its bytes are the buffer)")
-        return None
-    if writable and kind == "numpy" and not buffer.flags.writeable:
-        v.add(f"{name}: the buffer is read-only")
-    size = buffer.nbytes - offset if size is None else size
-    if offset < 0 or size < 0 or offset + size > buffer.nbytes:
-        v.add(f"{name}: the range [{offset}, {offset + size}) lies outside the buffer's {buffer.nbytes} bytes")
-        return None
-    if size < tensor.total_tensor_size_in_bytes:
-        v.add(
-            f"{name}: the bound range of {size} bytes is smaller than TotalTensorSizeInBytes = "
-            f"{tensor.total_tensor_size_in_bytes}"
-        )
-    address = _memory.address_of(buffer) + offset
-    for alignment, what in (
-        (MIN_BINDING_ALIGNMENT, "buffer tensors' minimum alignment"),
-        (tensor.guaranteed_base_offset_alignment, "GuaranteedBaseOffsetAlignment"),
-    ):
-        if alignment and address % alignment:
-            v.add(f"{name}: the bound address is {address % alignment} bytes past a multiple of {alignment} ({what})")
-    return _Bound(kind, buffer, address, (address, address + tensor.total_tensor_size_in_bytes))
+        for k, t in enumerate(tensors)
+    ]
 
 
 class CompiledOperator:
     """An operator ready to execute: validated, lowered and (on a GPU) its kernels loaded.
 
     Made by ``desc.compile()``. ``execute`` checks every binding rule before running, and
-    allocates, copies and synchronises nothing.
+    allocates, copies and synchronises nothing, so it can be captured in a CUDA graph.
+
+    ``views`` (used by the array functions) compiles for arrays rather than buffers: per input
+    and per output, the ``(shape, element strides)`` of the array that will be bound, signed
+    strides included, and optionally a third item, the element strides of the descriptor's
+    tensor when its dimensions differ from the array's (an indexed array drops or adds size-1
+    axes). Such an operator takes those arrays themselves as bindings, at any address, or a
+    ``BufferBinding`` that places the layout at a byte offset of a buffer.
     """
 
-    def __init__(self, desc, device=None):
+    def __init__(self, desc, device=None, *, views=None, load=True):
         self.desc = desc
-        self.plan = desc.to_plan()
         self.device = device
-        self.launches = kernels.prepare(self.plan)
-        if gpu_status()[0]:  # compile the kernels now, so execute() never waits for NVRTC
+        if views is None:
+            self.plan = desc.to_plan()
+            self._in = _buffer_slots("inputs", desc.input_tensors)
+            self._out = _buffer_slots("outputs", desc.output_tensors)
+        else:
+            in_views, out_views = views
+            self.plan = desc.to_plan([v[-1] for v in in_views], [v[-1] for v in out_views])
+            size = desc.input_tensors[0].data_type.element_size
+            self._in = [Slot(f"inputs[{k}]", size, *v[:2]) for k, v in enumerate(in_views)]
+            self._out = [Slot(f"outputs[{k}]", size, *v[:2]) for k, v in enumerate(out_views)]
+            check_layout(self._out, f"{desc.NAME}.execute")
+        self._where = f"{desc.NAME}.execute"
+        self._prepared = {}  # backend -> what its prepare(plan) returned
+        if load and gpu_status()[0]:  # compile the kernels now, so execute() never waits for NVRTC
             import cupy
 
             with cupy.cuda.Device(device):
                 self.device = cupy.cuda.Device().id
-                for launch in self.launches:
-                    launch.load()
+                CUDA.load(self._prepared_for(CUDA))
+
+    def _prepared_for(self, backend):
+        prepared = self._prepared.get(backend)
+        if prepared is None:
+            prepared = self._prepared[backend] = backend.prepare(self.plan)
+        return prepared
 
     def __repr__(self):
         return f"<CompiledOperator {self.desc.NAME} plan={self.plan}>"
@@ -110,44 +83,11 @@ class CompiledOperator:
         ------
         BindingError
             Listing every broken binding rule; nothing runs and no output byte changes.
+        TypeError
+            For a binding that is not an array or ``BufferBinding`` of one, or a mix of host
+            and device memory.
         """
-        desc = self.desc
-        v = Violations(f"{desc.NAME}.execute", BindingError)
-        inputs, outputs = list(inputs), list(outputs)
-        for role, given, tensors in (("inputs", inputs, desc.input_tensors), ("outputs", outputs, desc.output_tensors)):
-            if len(given) != len(tensors):
-                v.add(f"{len(given)} {role} bound; the operator has {len(tensors)}")
-        v.raise_if_any()
-        bound_in = [_bind(b, t, f"inputs[{k}]", v, False) for k, (b, t) in enumerate(zip(inputs, desc.input_tensors))]
-        bound_out = [
-            _bind(b, t, f"outputs[{k}]", v, True) for k, (b, t) in enumerate(zip(outputs, desc.output_tensors))
-        ]
-        v.raise_if_any()
-        for k, out in enumerate(bound_out):
-            for j, inp in enumerate(bound_in):
-                if _memory.ranges_overlap(out.span, inp.span):
-                    v.add(f"outputs[{k}] overlaps inputs[{j}] in memory")
-            for j, other in enumerate(bound_out[:k]):
-                if _memory.ranges_overlap(out.span, other.span):
-                    v.add(f"outputs[{k}] overlaps outputs[{j}] in memory")
-        kinds = {b.kind for b in (*bound_in, *bound_out)}
-        if len(kinds) > 1:
-            raise TypeError(f"{v.where}: bindings mix host (NumPy) and device (CuPy) buffers")
-        if kinds == {"cupy"}:
-            for role, bound in (("inputs", bound_in), ("outputs", bound_out)):
-                for k, b in enumerate(bound):
-                    if b.owner.device.id != self.device:
-                        v.add(
-                            f"{role}[{k}] is on device {b.owner.device.id}; the operator was compiled "
-                            f"for device {self.device}"
-                        )
-        v.raise_if_any()
-        (kind,) = kinds
-        execute(
-            kind,
-            self.plan,
-            self.launches,
-            [(b.owner, b.address) for b in bound_in],
-            [(b.owner, b.address) for b in bound_out],
-            stream,
-        )
+        kind, addresses, owners = bind(self._where, self._in, self._out, inputs, outputs, self.device)
+        backend = backend_for(kind)
+        prepared = self._prepared.get(backend) or self._prepared_for(backend)
+        backend.run(prepared, addresses, owners, stream)

@@ -88,6 +88,24 @@ class CopyPlan:
     def simplified(self) -> CopyPlan:
         return CopyPlan(self.element_size, tuple(j.simplified() for j in self.jobs))
 
+    def narrowed(self, width: int) -> CopyPlan:
+        """The same copy in ``width``-byte words: each element becomes an innermost run of
+        ``element_size // width`` words (for addresses that are not element-aligned)."""
+        k = self.element_size // width
+        jobs = tuple(
+            CopyJob(
+                j.input,
+                j.output,
+                (*j.sizes, k),
+                (*(s * k for s in j.in_strides), 1),
+                (*(s * k for s in j.out_strides), 1),
+                j.in_offset * k,
+                j.out_offset * k,
+            )
+            for j in self.jobs
+        )
+        return CopyPlan(width, jobs).simplified()
+
 
 @dataclass(frozen=True)
 class SliceGradPlan:
@@ -131,6 +149,21 @@ class SliceGradPlan:
         if not dims:
             dims = [(1, 0, 0, 1, 1, 0)]
         return SliceGradPlan(self.element_size, *(tuple(col) for col in zip(*dims)), in_offset)
+
+    def narrowed(self, width: int) -> SliceGradPlan:
+        """The same gradient in ``width``-byte words: each element becomes an innermost run of
+        ``element_size // width`` words, all read or all zero (see ``CopyPlan.narrowed``)."""
+        k = self.element_size // width
+        return SliceGradPlan(
+            width,
+            (*self.sizes, k),
+            (*(s * k for s in self.out_strides), 1),
+            (*self.starts, 0),
+            (*self.steps, 1),
+            (*self.counts, k),
+            (*(s * k for s in self.in_strides), 1),
+            self.in_offset * k,
+        ).simplified()
 
 
 def plan_slice(element_size, starts, steps, sizes, in_strides, out_strides) -> CopyPlan:

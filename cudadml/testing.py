@@ -7,12 +7,10 @@ unwritten element, or a byte written outside the output's elements, is caught.
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 import numpy as np
 
-from .compiled import BufferBinding
+from .backends import use_host_backend
+from .bindings import BufferBinding
 
 __all__ = ["CANARY", "INPUT_PADDING", "POISON", "TensorBuffer", "aligned_empty", "emulated", "random_array", "to_host"]
 
@@ -23,19 +21,10 @@ INPUT_PADDING = 0x3C
 CANARY = 64  # bytes kept poisoned before and after every bound tensor
 
 
-@contextlib.contextmanager
 def emulated():
-    """Inside the block NumPy inputs run through the CUDA kernels emulated on the host
-    (``CUDADML_BACKEND=emulate``) instead of the NumPy reference; the variable is restored after."""
-    before = os.environ.get("CUDADML_BACKEND")
-    os.environ["CUDADML_BACKEND"] = "emulate"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["CUDADML_BACKEND"]
-        else:
-            os.environ["CUDADML_BACKEND"] = before
+    """Inside the block, NumPy arrays in the calling thread run through the CUDA kernels
+    emulated on the host instead of the NumPy reference (``use_host_backend("emulate")``)."""
+    return use_host_backend("emulate")
 
 
 def aligned_empty(nbytes, xp=np, alignment=256):

@@ -261,13 +261,6 @@ VIOLATIONS = [
         "outputs[0] overlaps inputs[0] in memory",
         id="output-overlaps-input-tail",
     ),
-    # [48, 80): the elements end before the input, but TotalTensorSizeInBytes reaches into it
-    pytest.param(
-        lambda: slice_desc(output_kw={"total_tensor_size_in_bytes": 32}),
-        lambda s: s.rebind("outputs", 0, buffer=s.in_bufs[0].raw, offset=48),
-        "outputs[0] overlaps inputs[0] in memory",
-        id="output-total-overlaps-input-head",
-    ),
     pytest.param(
         join_desc,
         lambda s: s.rebind("outputs", 0, buffer=s.in_bufs[2].raw, offset=64),
@@ -536,3 +529,18 @@ def test_inputs_and_output_adjacent_in_one_buffer():
     assert_same_bits(raw[128:144].view(np.float32).reshape(1, 1, 2, 2), slice_expected(x)[0])
     assert_same_bits(raw[64:128].view(np.float32).reshape(x.shape), x)
     assert np.all(raw[:64] == POISON) and np.all(raw[144:] == POISON)
+
+
+def test_output_total_size_reaching_into_input_shares_no_element():
+    """Overlap is decided on elements: an output whose TotalTensorSizeInBytes reaches into the
+    input's range, while its elements end before it, is accepted and writes only its elements."""
+    rng = np.random.default_rng(6)
+    desc = slice_desc(output_kw={"total_tensor_size_in_bytes": 32})
+    raw = aligned_empty(256)
+    raw[...] = POISON
+    x = random_array((1, 1, 4, 4), np.float32, rng)
+    raw[64:128] = x.view(np.uint8).ravel()
+    desc.compile().execute([cd.BufferBinding(raw, 64, 64)], [cd.BufferBinding(raw, 48, 32)])
+    assert_same_bits(raw[48:64].view(np.float32).reshape(1, 1, 2, 2), slice_expected(x)[0])
+    assert_same_bits(raw[64:128].view(np.float32).reshape(x.shape), x)
+    assert np.all(raw[:48] == POISON) and np.all(raw[128:] == POISON)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import cudadml as cd
-from cudadml.backends import backend_for_host, emulate, kernels, reference
+from cudadml.backends import emulate, kernels, reference
 from cudadml.testing import emulated
 
 ARCHS = ("sm_75", "sm_80", "sm_90")
@@ -69,24 +69,6 @@ def test_every_specialisation_compiles_with_nvrtc(nvrtc_builds, source_file, arc
     count = len(kernels.all_kernel_names()[source_file])
     assert error is None, f"NVRTC could not compile {source_file} ({count} kernels) for {arch}:\n{error}"
     print(f"{source_file}: {count} kernels for {arch} in {seconds:.1f} s")
-
-
-# ---- selection ----------------------------------------------------------------------------------
-
-
-def test_backend_selection(monkeypatch):
-    monkeypatch.delenv("CUDADML_BACKEND", raising=False)
-    assert backend_for_host() == "reference"
-    with emulated():
-        assert backend_for_host() == "emulate"
-    assert "CUDADML_BACKEND" not in os.environ
-    monkeypatch.setenv("CUDADML_BACKEND", "reference")
-    with emulated():
-        assert backend_for_host() == "emulate"
-    assert os.environ["CUDADML_BACKEND"] == "reference"
-    monkeypatch.setenv("CUDADML_BACKEND", "gpu")
-    with pytest.raises(ValueError, match="'reference', 'emulate'"):
-        backend_for_host()
 
 
 def _forbid_reference(*args):

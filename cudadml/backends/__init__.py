@@ -1,38 +1,146 @@
-"""Backends run plans: ``reference`` (NumPy, host memory), the CUDA kernels (CuPy memory), and
-``emulate`` (the CUDA kernels compiled for the host, on NumPy memory; for CI without a GPU)."""
+"""Backends run plans. Each is an object with ``prepare(plan)`` (once, at compile time) and
+``run(prepared, addresses, owners, stream)`` (per call):
+
+* ``CUDA``: the kernels of ``kernels_cu/`` on CuPy memory, on the current or given stream;
+* ``REFERENCE``: NumPy views on host memory (the oracle);
+* ``EMULATE``: the same kernel sources compiled for the host, on host memory (for CI).
+
+``addresses`` and ``owners`` are ``(inputs, outputs)`` pairs of lists: the byte address of
+each binding's element 0, and the array that holds it. Which backend runs a call follows from
+the memory kind (device memory: ``CUDA``) and, for host memory, from ``host_backend()``: the
+innermost ``use_host_backend(name)`` block of the calling thread, else ``CUDADML_BACKEND``
+(read once), else ``"reference"``.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
+import threading
 
 from . import kernels, reference
 
-HOST_BACKENDS = ("reference", "emulate")
+__all__ = ["CUDA", "EMULATE", "REFERENCE", "backend_for", "gpu_status", "host_backend", "use_host_backend"]
 
 
-def backend_for_host() -> str:
-    """The backend for NumPy memory, from ``CUDADML_BACKEND``: "reference" (the default) or
-    "emulate" (the CUDA kernels run on the host by ``backends.emulate``)."""
-    name = os.environ.get("CUDADML_BACKEND", "reference")
-    if name not in HOST_BACKENDS:
-        raise ValueError(f"CUDADML_BACKEND={name!r}: expected one of {', '.join(map(repr, HOST_BACKENDS))}")
-    return name
+class _Kernels:
+    """Shared by the CUDA and emulation backends: launches for each access width.
+
+    A plan moves ``element_size``-byte elements; where a call's addresses are not multiples
+    of that, the same plan runs as narrower words (``plan.narrowed``), so no kernel ever makes
+    a misaligned access. Launches for each width are built on first need and kept.
+    """
+
+    def prepare(self, plan):
+        return _Launches(plan)
 
 
-def execute(kind, plan, launches, inputs, outputs, stream=None) -> None:
-    """Run ``plan`` on the memory ``kind`` holds: "numpy" on the host backend that
-    ``backend_for_host()`` names, "cupy" through ``launches`` (``kernels.prepare(plan)``, which
-    the emulation also runs, computed here when a NumPy caller passes None).
-    ``inputs``/``outputs`` are ``(owner, address)`` pairs, one per binding."""
-    if kind == "numpy":
-        if backend_for_host() == "emulate":
-            from . import emulate
+class _Launches:
+    __slots__ = ("by_width", "element_size", "plan")
 
-            emulate.run(kernels.prepare(plan) if launches is None else launches, inputs, outputs)
-        else:
-            reference.run(plan, inputs, outputs)
-    else:
-        kernels.run(launches, [a for _, a in inputs], [a for _, a in outputs], stream)
+    def __init__(self, plan):
+        self.plan, self.element_size = plan, plan.element_size
+        self.by_width = {plan.element_size: kernels.prepare(plan)}
+
+    def for_addresses(self, addresses):
+        """The launches whose accesses are aligned for every one of ``addresses``."""
+        width = self.element_size
+        misaligned = 0
+        for role in addresses:
+            for address in role:
+                misaligned |= address
+        while misaligned & (width - 1):
+            width >>= 1
+        launches = self.by_width.get(width)
+        if launches is None:
+            launches = self.by_width[width] = kernels.prepare(self.plan.narrowed(width))
+        return launches
+
+
+class CudaBackend(_Kernels):
+    name = "cuda"
+
+    def load(self, prepared) -> None:
+        """Compile (NVRTC) and load the full-width kernels on the current device now."""
+        for launch in prepared.by_width[prepared.element_size]:
+            launch.load()
+
+    def run(self, prepared, addresses, owners, stream=None) -> None:
+        kernels.run(prepared.for_addresses(addresses), addresses[0], addresses[1], stream)
+
+
+class EmulateBackend(_Kernels):
+    name = "emulate"
+
+    def run(self, prepared, addresses, owners, stream=None) -> None:
+        from . import emulate
+
+        launches = prepared.for_addresses(addresses)
+        emulate.run(launches, list(zip(owners[0], addresses[0])), list(zip(owners[1], addresses[1])))
+
+
+class ReferenceBackend:
+    name = "reference"
+
+    def prepare(self, plan):
+        return plan
+
+    def run(self, prepared, addresses, owners, stream=None) -> None:
+        reference.run(prepared, addresses[0], addresses[1])
+
+
+CUDA = CudaBackend()
+EMULATE = EmulateBackend()
+REFERENCE = ReferenceBackend()
+HOST_BACKENDS = {b.name: b for b in (REFERENCE, EMULATE)}
+
+
+def _named(name, where):
+    backend = HOST_BACKENDS.get(name)
+    if backend is None:
+        raise ValueError(f"{where}: host backend {name!r} is not one of {', '.join(map(repr, HOST_BACKENDS))}")
+    return backend
+
+
+_local = threading.local()
+
+
+@functools.cache
+def _default():
+    return _named(os.environ.get("CUDADML_BACKEND", "reference"), "CUDADML_BACKEND")
+
+
+def host_backend():
+    """The backend that runs calls on host (NumPy) memory in this thread."""
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else _default()
+
+
+@contextlib.contextmanager
+def use_host_backend(name: str):
+    """Inside the block, host memory runs on backend ``name`` ("reference" or "emulate") in the
+    calling thread only; other threads keep theirs.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml as cd
+    >>> with cd.use_host_backend("reference"):
+    ...     cd.strided_slice(np.arange(4), np.s_[::-1])
+    array([3, 2, 1, 0])
+    """
+    backend = _named(name, "use_host_backend")
+    stack = _local.__dict__.setdefault("stack", [])
+    stack.append(backend)
+    try:
+        yield backend
+    finally:
+        stack.pop()
+
+
+def backend_for(kind: str):
+    """The backend for memory of ``kind``: "cupy" (device) or "numpy" (host)."""
+    return CUDA if kind == "cupy" else host_backend()
 
 
 def gpu_status() -> tuple[bool, str]:

@@ -280,7 +280,6 @@ def _grad_launch(plan: SliceGradPlan) -> Launch:
     return Launch(kernel_name("slice_grad", e, vector, index_type, rank), _blocks(count), params, slots)
 
 
-@functools.lru_cache(maxsize=1024)
 def prepare(plan) -> tuple[Launch, ...]:
     """The launches that run ``plan`` (several only for batches past the largest capacity)."""
     if isinstance(plan, CopyPlan):

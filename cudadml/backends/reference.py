@@ -1,7 +1,7 @@
 """The NumPy reference backend: runs plans on host memory with strided NumPy views.
 
-Buffers are addressed as ``(owner, address)``: ``owner`` keeps the memory alive, ``address``
-is the byte address of element 0. Elements move as unsigned integers of their width, so
+Buffers are addressed by the byte address of their element 0; the caller keeps the memory
+alive for the call, which is synchronous. Elements move as unsigned integers of their width, so
 every bit pattern (NaN payloads included) is copied exactly.
 """
 
@@ -15,12 +15,11 @@ _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 class _Interface:
-    def __init__(self, owner, interface):
-        self.owner = owner  # referenced so the memory outlives the view
+    def __init__(self, interface):
         self.__array_interface__ = interface
 
 
-def strided_view(owner, address, element_size, shape, strides):
+def strided_view(address, element_size, shape, strides):
     """A NumPy view of ``shape`` elements at ``address`` with signed element ``strides``."""
     interface = {
         "data": (address, False),
@@ -29,27 +28,24 @@ def strided_view(owner, address, element_size, shape, strides):
         "typestr": np.dtype(_UNSIGNED[element_size]).str,
         "version": 3,
     }
-    return np.asarray(_Interface(owner, interface))
+    return np.asarray(_Interface(interface))
 
 
 def run(plan, inputs, outputs) -> None:
-    """Run ``plan``; ``inputs``/``outputs`` are ``(owner, address)`` pairs, one per binding."""
+    """Run ``plan``; ``inputs``/``outputs`` are the bindings' addresses."""
     size = plan.element_size
     if isinstance(plan, CopyPlan):
         for job in plan.jobs:
-            src_owner, src = inputs[job.input]
-            dst_owner, dst = outputs[job.output]
-            source = strided_view(src_owner, src + job.in_offset * size, size, job.sizes, job.in_strides)
-            target = strided_view(dst_owner, dst + job.out_offset * size, size, job.sizes, job.out_strides)
+            source = strided_view(inputs[job.input] + job.in_offset * size, size, job.sizes, job.in_strides)
+            target = strided_view(outputs[job.output] + job.out_offset * size, size, job.sizes, job.out_strides)
             target[...] = source
     elif isinstance(plan, SliceGradPlan):
-        (src_owner, src), (dst_owner, dst) = inputs[0], outputs[0]
-        target = strided_view(dst_owner, dst, size, plan.sizes, plan.out_strides)
+        target = strided_view(outputs[0], size, plan.sizes, plan.out_strides)
         target[...] = 0
         window = tuple(
             slice(start, start + step * (count - 1) + 1, step)
             for start, step, count in zip(plan.starts, plan.steps, plan.counts)
         )
-        target[window] = strided_view(src_owner, src + plan.in_offset * size, size, plan.counts, plan.in_strides)
+        target[window] = strided_view(inputs[0] + plan.in_offset * size, size, plan.counts, plan.in_strides)
     else:
         raise TypeError(f"unknown plan {type(plan).__name__}")

@@ -1,0 +1,255 @@
+"""The binding rules: the one place where what ``execute`` is given is checked.
+
+DirectML's rules (SPEC.md), plus the project's:
+
+* a binding is a NumPy or CuPy array, or a ``BufferBinding`` of one; all of a call's bindings
+  are of one memory kind (and, for CuPy, on the operator's device);
+* a buffer binding's range ``[offset, offset + size_in_bytes)`` lies inside its buffer, holds
+  at least ``TotalTensorSizeInBytes``, and starts at a multiple of 16 bytes and of
+  ``GuaranteedBaseOffsetAlignment``;
+* outputs are writable, and "an output must not overlap itself, nor any other binding": no
+  byte of an output's elements belongs to another element of it or to an element of another
+  binding. Inputs may overlap each other.
+
+Everything that does not depend on the buffers is worked out once per slot (``Slot``), when
+the operator is compiled, so a call does integer work: types, pointers, sizes, alignment,
+devices, and the overlap of element extents, swept in address order; only extents that
+intersect are compared element by element (``overlap``).
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import overlap
+from .errors import BindingError, Violations
+from .tensor import MIN_BINDING_ALIGNMENT
+
+__all__ = ["BufferBinding", "Slot", "bind", "check_element_dtype", "check_layout"]
+
+
+def _optional_index(value, field):
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"BufferBinding: {field} must be an integer, not bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"BufferBinding: {field} must be an integer, not {type(value).__name__} {value!r}") from None
+
+
+@dataclass(frozen=True)
+class BufferBinding:
+    """``DML_BUFFER_BINDING``: the range ``[offset, offset + size_in_bytes)`` of a buffer.
+
+    Parameters
+    ----------
+    buffer : numpy.ndarray or cupy.ndarray
+        A C-contiguous array of any plain dtype; its bytes are the buffer.
+    offset : int
+        Byte offset of the range (NumPy integers are taken by value).
+    size_in_bytes : int, optional
+        Length of the range; the rest of the buffer after ``offset`` when omitted.
+
+    Raises
+    ------
+    TypeError
+        If ``offset`` or ``size_in_bytes`` is not an integer (a float, NaN, None offset, bool).
+    """
+
+    buffer: object
+    offset: int = 0
+    size_in_bytes: int | None = None
+
+    def __post_init__(self):
+        offset = _optional_index(self.offset, "offset")
+        if offset is None:
+            raise TypeError("BufferBinding: offset must be an integer, not None")
+        object.__setattr__(self, "offset", offset)
+        object.__setattr__(self, "size_in_bytes", _optional_index(self.size_in_bytes, "size_in_bytes"))
+
+
+def check_element_dtype(dtype, what: str) -> None:
+    """Refuse dtypes whose bytes are not plain data: objects (pointers), structured and unsized."""
+    if dtype.hasobject or dtype.names is not None or dtype.subdtype is not None or dtype.itemsize == 0:
+        raise TypeError(f"{what} has dtype {dtype}, which is not plain data (object, structured or unsized)")
+
+
+class Slot:
+    """What one bound tensor needs, fixed at compile time.
+
+    ``name`` is "inputs[k]" or "outputs[k]". The tensor's elements are ``itemsize`` bytes at
+    ``address + sum(c * byte_strides)`` over ``shape``, between ``address + low`` and
+    ``address + high``. Buffer slots (``need`` not None) take buffers: a bound range of at
+    least ``need`` bytes at a multiple of ``alignment``. View slots take arrays laid out as
+    ``shape``/``byte_strides`` themselves (the array layer), at any address.
+    """
+
+    __slots__ = ("alignment", "byte_strides", "high", "itemsize", "low", "name", "need", "output", "shape")
+
+    def __init__(self, name, itemsize, shape, strides, *, need=None, alignment=0):
+        self.name, self.output = name, name.startswith("outputs")
+        self.itemsize, self.shape = itemsize, tuple(shape)
+        self.byte_strides = tuple(s * itemsize for s in strides)
+        self.low, self.high = overlap.extent(0, itemsize, self.shape, self.byte_strides)
+        self.need, self.alignment = need, max(alignment, MIN_BINDING_ALIGNMENT) if need is not None else 0
+
+    def tensor(self, address):
+        return address, self.itemsize, self.shape, self.byte_strides
+
+
+def check_layout(slots, where: str) -> None:
+    """Compile-time rule of view slots: an output's elements must be distinct."""
+    v = Violations(where, BindingError)
+    for slot in slots:
+        if slot.output and overlap.overlaps_itself(slot.shape, slot.byte_strides, slot.itemsize):
+            v.add(
+                f"{slot.name} overlaps itself: shape {slot.shape} with byte strides {slot.byte_strides} "
+                f"reaches one element from two indices"
+            )
+    v.raise_if_any()
+
+
+_cupy_ndarray = None
+
+
+def _kind(buffer):
+    """ "numpy", "cupy", or None for anything else."""
+    global _cupy_ndarray
+    if type(buffer) is np.ndarray:
+        return "numpy"
+    if _cupy_ndarray is None:
+        cupy = sys.modules.get("cupy")  # never imported just to look at an argument
+        if cupy is None:
+            return "numpy" if isinstance(buffer, np.ndarray) else None
+        _cupy_ndarray = cupy.ndarray
+    if isinstance(buffer, _cupy_ndarray):
+        return "cupy"
+    return "numpy" if isinstance(buffer, np.ndarray) else None
+
+
+def _resolve(binding, slot, v):
+    """``(kind, owner, address, device)`` of one binding, or None where a rule is broken
+    (added to ``v``). Wrong types raise ``TypeError`` at once."""
+    if type(binding) is BufferBinding:
+        buffer, offset, size, placed = binding.buffer, binding.offset, binding.size_in_bytes, True
+    else:
+        buffer, offset, size, placed = binding, 0, None, slot.need is not None
+    kind = _kind(buffer)
+    if kind is None:
+        raise TypeError(
+            f"{v.where}: {slot.name} must be a NumPy/CuPy array or a BufferBinding of one, not {type(buffer).__name__}"
+        )
+    dtype = buffer.dtype
+    if dtype.hasobject or dtype.names is not None or dtype.subdtype is not None or dtype.itemsize == 0:
+        check_element_dtype(dtype, f"{v.where}: {slot.name}")
+    if kind == "numpy":
+        address, device = buffer.__array_interface__["data"][0], None
+        if slot.output and not buffer.flags.writeable:
+            v.add(f"{slot.name}: the buffer is read-only")
+    else:
+        memory = buffer.data
+        address, device = memory.ptr, memory.device_id
+    if not placed:  # an array laid out as compiled: it is the tensor
+        if buffer.shape != slot.shape or buffer.strides != slot.byte_strides or dtype.itemsize != slot.itemsize:
+            v.add(
+                f"{slot.name}: an array of shape {buffer.shape}, strides {buffer.strides} and {dtype.itemsize}-byte "
+                f"elements is bound where shape {slot.shape}, strides {slot.byte_strides} and "
+                f"{slot.itemsize}-byte elements were compiled"
+            )
+            return None
+        return kind, buffer, address, device
+    # A buffer: the tensor's element 0 is at byte ``offset`` of its bytes.
+    if not buffer.flags.c_contiguous:
+        v.add(f"{slot.name}: the buffer must be a C-contiguous array (its bytes are the buffer)")
+        return None
+    nbytes = buffer.nbytes
+    if size is None:
+        size = nbytes - offset
+    if offset < 0 or size < 0 or offset + size > nbytes:
+        v.add(f"{slot.name}: the range [{offset}, {offset + size}) lies outside the buffer's {nbytes} bytes")
+        return None
+    address += offset
+    if slot.need is None:  # a view slot placed in a buffer: any address, its elements in range
+        if slot.low < 0 or slot.high > size:
+            v.add(
+                f"{slot.name}: the elements [{offset + slot.low}, {offset + slot.high}) lie outside the bound "
+                f"range [{offset}, {offset + size})"
+            )
+        return kind, buffer, address, device
+    if size < slot.need:
+        v.add(f"{slot.name}: the bound range of {size} bytes is smaller than TotalTensorSizeInBytes = {slot.need}")
+    if address % MIN_BINDING_ALIGNMENT:
+        v.add(
+            f"{slot.name}: the bound address is {address % MIN_BINDING_ALIGNMENT} bytes past a multiple of "
+            f"{MIN_BINDING_ALIGNMENT} (buffer tensors' minimum alignment)"
+        )
+    elif address % slot.alignment:
+        v.add(
+            f"{slot.name}: the bound address is {address % slot.alignment} bytes past a multiple of "
+            f"{slot.alignment} (GuaranteedBaseOffsetAlignment)"
+        )
+    return kind, buffer, address, device
+
+
+def _as_list(bindings, role, where):
+    if isinstance(bindings, (list, tuple)):
+        return bindings
+    if hasattr(bindings, "shape") or isinstance(bindings, BufferBinding):
+        raise TypeError(
+            f"{where}: {role} must be a list of bindings, one per tensor; got one {type(bindings).__name__}"
+        )
+    try:
+        return list(bindings)
+    except TypeError:
+        raise TypeError(f"{where}: {role} must be a list of bindings, not {type(bindings).__name__}") from None
+
+
+def bind(where, in_slots, out_slots, inputs, outputs, device=None):
+    """Check one call's bindings against the slots. Returns ``(kind, addresses, owners)``,
+    each of the last two an ``(inputs, outputs)`` pair of lists; raises ``BindingError``
+    listing every broken rule (or ``TypeError`` for a wrong type) before anything runs.
+    ``device``: the device CuPy bindings must be on (None: any)."""
+    v = Violations(where, BindingError)
+    inputs, outputs = _as_list(inputs, "inputs", where), _as_list(outputs, "outputs", where)
+    if len(inputs) != len(in_slots):
+        v.add(f"{len(inputs)} inputs bound; the operator has {len(in_slots)}")
+    if len(outputs) != len(out_slots):
+        v.add(f"{len(outputs)} outputs bound; the operator has {len(out_slots)}")
+    v.raise_if_any()
+    resolved = [_resolve(b, s, v) for b, s in zip(inputs, in_slots)]
+    resolved += [_resolve(b, s, v) for b, s in zip(outputs, out_slots)]
+    v.raise_if_any()
+    slots = (*in_slots, *out_slots)
+    kind = resolved[0][0]
+    for r, slot in zip(resolved, slots):
+        if r[0] != kind:
+            raise TypeError(f"{where}: bindings mix host (NumPy) and device (CuPy) buffers")
+        if device is not None and r[3] is not None and r[3] != device:
+            v.add(f"{slot.name} is on device {r[3]}; the operator was compiled for device {device}")
+    addresses = [r[2] for r in resolved]
+    _check_overlaps(v, slots, addresses, len(in_slots))
+    v.raise_if_any()
+    n = len(in_slots)
+    owners = [r[1] for r in resolved]
+    return kind, (addresses[:n], addresses[n:]), (owners[:n], owners[n:])
+
+
+def _check_overlaps(v, slots, addresses, first_output):
+    """No output shares a byte with another binding (``first_output``: index of the first output)."""
+    if len(slots) == 2:  # the common case, without the sweep's bookkeeping
+        (a, b), (x, y) = slots, addresses
+        if x + a.low < y + b.high and y + b.low < x + a.high and overlap.share_an_element(a.tensor(x), b.tensor(y)):
+            v.add(f"{b.name} overlaps {a.name} in memory")
+        return
+    extents = [(x + s.low, x + s.high) for s, x in zip(slots, addresses)]
+    pairs = overlap.pairs_sharing_elements(
+        extents, lambda k: slots[k].tensor(addresses[k]), lambda j, k: k >= first_output
+    )
+    for j, k in pairs:
+        v.add(f"{slots[k].name} overlaps {slots[j].name} in memory")

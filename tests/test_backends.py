@@ -1,0 +1,64 @@
+"""Choosing the backend: by memory kind, and for host memory by a per-thread setting over the
+``CUDADML_BACKEND`` default."""
+
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import cudadml as cd
+from cudadml.backends import CUDA, EMULATE, REFERENCE, backend_for, host_backend
+
+
+def test_host_backend_defaults_to_the_reference_and_nests_per_thread():
+    assert host_backend() is REFERENCE
+    with cd.use_host_backend("emulate"):
+        assert host_backend() is EMULATE
+        with cd.use_host_backend("reference"):
+            assert host_backend() is REFERENCE
+        assert backend_for("numpy") is EMULATE
+        assert backend_for("cupy") is CUDA
+    assert host_backend() is REFERENCE
+
+
+def test_use_host_backend_leaves_other_threads_alone():
+    seen = []
+    inside, done = threading.Event(), threading.Event()
+
+    def other():
+        inside.wait()
+        seen.append(host_backend())
+        done.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    with cd.use_host_backend("emulate"):
+        inside.set()
+        done.wait()
+    thread.join()
+    assert seen == [REFERENCE]
+
+
+def test_unknown_backend_names_are_refused():
+    with pytest.raises(ValueError, match="'reference', 'emulate'"), cd.use_host_backend("gpu"):
+        pass
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("emulate", "emulate"), ("reference", "reference"), ("gpu", "host backend 'gpu' is not one of")],
+)
+def test_environment_sets_the_default(value, expected):
+    code = "import cudadml.backends as b; print(b.host_backend().name)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], env={"CUDADML_BACKEND": value, "PATH": ""}, capture_output=True, text=True
+    )
+    assert expected in result.stdout + result.stderr
+
+
+def test_reference_backend_runs_host_memory():
+    x = np.arange(12).reshape(3, 4)
+    with cd.use_host_backend("reference"):
+        assert np.array_equal(cd.strided_slice(x, np.s_[::-1, 1::2]), x[::-1, 1::2])
