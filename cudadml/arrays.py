@@ -70,7 +70,7 @@ class _Entry:
     def __init__(self, op, shapes, bound=(0,), *, zeros=False, offsets=None, total=0):
         self.op, self.shapes, self.bound, self.zeros = op, shapes, bound, zeros
         self.offsets, self.total = offsets, total
-        self.nbytes = _ENTRY_BYTES + _BINDING_BYTES * (len(shapes) + len(bound))
+        self.nbytes = _ENTRY_BYTES + _BINDING_BYTES * len(shapes)
 
 
 class _Cache:
@@ -323,18 +323,18 @@ def _build_split(name, kind, device, dtype, flag, level, sizes, axis, x_layout, 
     bound = tuple(k for k, s in enumerate(shapes) if 0 not in s)  # DirectML tensors cannot be empty
     outs = out_layouts or (None,) * len(sizes)
     _check_empty_out(name, [(k, outs[k], shapes[k]) for k in range(len(sizes)) if k not in bound], dtype)
+    offsets, total = [], 0
+    for s in shapes:  # parts back to back in one allocation, each 16-byte aligned
+        offsets.append(total)
+        total += -(-int(np.prod(s)) * dtype.itemsize // _PART_ALIGNMENT) * _PART_ALIGNMENT
     if not bound:
-        return _Entry(None, shapes, ())
+        return _Entry(None, shapes, (), offsets=tuple(offsets), total=total)
     data_type = _data_type(dtype, flag)
     desc = SplitOperatorDesc(
         _tensor(data_type, shape), [_tensor(data_type, shapes[k]) for k in bound], axis, feature_level=level
     )
     out_views = [_result_view(name, k, outs[k], shapes[k], dtype) for k in bound]
     op = _compiled(desc, device, [_element_view(x_layout, dtype.itemsize)], out_views)
-    offsets, total = [], 0
-    for s in shapes:  # parts back to back in one allocation, each 16-byte aligned
-        offsets.append(total)
-        total += -(-int(np.prod(s)) * dtype.itemsize // _PART_ALIGNMENT) * _PART_ALIGNMENT
     return _Entry(op, shapes, bound, offsets=tuple(offsets), total=total)
 
 

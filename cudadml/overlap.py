@@ -83,7 +83,8 @@ def share_an_element(a, b) -> bool:
     low_b, high_b = extent(*b)
     if high_a <= low_b or high_b <= low_a:
         return False
-    return bool(np.shares_memory(_header(*a), _header(*b), max_work=None))
+    # Both moved by _BASE: NumPy refuses a NULL data pointer, and a shift changes no overlap.
+    return bool(np.shares_memory(_header(_BASE + a[0], *a[1:]), _header(_BASE + b[0], *b[1:]), max_work=None))
 
 
 def pairs_sharing_elements(extents, tensor, candidates) -> list[tuple[int, int]]:
@@ -95,14 +96,14 @@ def pairs_sharing_elements(extents, tensor, candidates) -> list[tuple[int, int]]
     Extents are swept in address order, so only pairs whose ranges intersect are compared
     element by element: ``O(n log n)`` plus the intersecting pairs.
     """
-    order = sorted(range(len(extents)), key=lambda k: extents[k][0])
+    spans = sorted((low, high, k) for k, (low, high) in enumerate(extents))
     found = []
-    for position, j in enumerate(order):
-        high = extents[j][1]
-        for k in order[position + 1 :]:
-            if extents[k][0] >= high:
-                break
+    for position, (_, high, j) in enumerate(spans):
+        q = position + 1
+        while q < len(spans) and spans[q][0] < high:
+            k = spans[q][2]
             pair = (j, k) if j < k else (k, j)
             if candidates(*pair) and share_an_element(tensor(pair[0]), tensor(pair[1])):
                 found.append(pair)
+            q += 1
     return sorted(found)
