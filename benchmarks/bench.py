@@ -50,7 +50,7 @@ def copy_time_us(reps):
     return device_time_us(lambda: cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, 2**30, 3, 0), reps)
 
 
-def host_time_us(fn, calls=3000, rounds=5):
+def host_time_us(fn, calls=2000, rounds=5):
     """Wall time per call (host work and launch, synchronised at the end of each round):
     the median of ``rounds`` rounds of ``calls // rounds`` calls, so one slow round (a pool
     trim, a collection) does not decide the row."""
@@ -196,26 +196,42 @@ CASES = [
     split_case("split (2^21 x 512) innermost into 64", (2**21, 512), np.float32, 64, 1),
     split_case("split (2^21 x 64) axis 0 into 64", (2**21, 64), np.float32, 64, 0),
     join_case("join axis 2 of 3", (32, 64, 258, 256), np.float32, 3, 2),
+    join_case("join 64 x (2^15, 64) axis 0", (2**21, 64), np.float32, 64, 0),
 ]
 
 
 def per_call_cases():
+    """Small calls, where host work decides: wall time per call."""
     x = random((64, 64), np.float32)
     key = (slice(1, -1), slice(None, None, 2))
     out = cp.empty(x[key].shape, np.float32)
+    f32 = cd.TensorDataType.FLOAT32
+    desc = cd.SliceOperatorDesc(
+        cd.BufferTensorDesc(f32, [64, 64]), cd.BufferTensorDesc(f32, [62, 32]), [1, 0], [62, 32], [1, 2]
+    )
+    compiled = desc.compile()
+    copy = cp.ElementwiseKernel("T x", "T y", "y = x", "bench_copy")
+    view = x[key]
     s = random((8, 96), np.float32)
-    tx, ts = as_torch(x), as_torch(s)
+    w = random((16, 512), np.float32)
+    xs = [random((16, 64), np.float32) for _ in range(64)]
+    tx, ts, tw = as_torch(x), as_torch(s), as_torch(w)
+    txs = [as_torch(a) for a in xs]
     return [
+        (
+            "64x64 [1:-1, ::2] compiled execute into preallocated (vs ElementwiseKernel copy)",
+            {"cudadml": lambda: compiled.execute([x], [out]), "CuPy": lambda: copy(view, out), "PyTorch": None},
+        ),
         (
             "64x64 [1:-1, ::2] per call",
             {
                 "cudadml": lambda: cd.strided_slice(x, key),
                 "CuPy": lambda: x[key].copy(),
-                "PyTorch": (lambda: tx[1:-1, ::2].clone()) if torch is not None else None,
+                "PyTorch": (lambda: tx[1:-1, ::2].contiguous()) if torch is not None else None,
             },
         ),
         (
-            "same, preallocated output, per call",
+            "same, out= preallocated, per call",
             {"cudadml": lambda: cd.strided_slice(x, key, out=out), "CuPy": None, "PyTorch": None},
         ),
         (
@@ -224,6 +240,22 @@ def per_call_cases():
                 "cudadml": lambda: cd.split(s, 3, axis=1),
                 "CuPy": lambda: [p.copy() for p in cp.split(s, 3, axis=1)],
                 "PyTorch": (lambda: [p.clone() for p in torch.split(ts, 32, dim=1)]) if torch is not None else None,
+            },
+        ),
+        (
+            "(16 x 512) split into 64 per call",
+            {
+                "cudadml": lambda: cd.split(w, 64, axis=1),
+                "CuPy": lambda: [p.copy() for p in cp.split(w, 64, axis=1)],
+                "PyTorch": (lambda: [p.clone() for p in torch.split(tw, 8, dim=1)]) if torch is not None else None,
+            },
+        ),
+        (
+            "join of 64 (16 x 64) per call",
+            {
+                "cudadml": lambda: cd.join(xs, axis=0),
+                "CuPy": lambda: cp.concatenate(xs, axis=0),
+                "PyTorch": (lambda: torch.cat(txs, dim=0)) if torch is not None else None,
             },
         ),
     ]

@@ -133,9 +133,9 @@ def _kind(buffer):
     return "numpy" if isinstance(buffer, np.ndarray) else None
 
 
-def _resolve(binding, slot, v):
+def _resolve(binding, slot, problems, where):
     """``(kind, owner, address, device)`` of one binding, or None where a rule is broken
-    (added to ``v``). Wrong types raise ``TypeError`` at once."""
+    (appended to ``problems``). Wrong types raise ``TypeError`` at once."""
     if type(binding) is BufferBinding:
         buffer, offset, size, placed = binding.buffer, binding.offset, binding.size_in_bytes, True
     else:
@@ -143,22 +143,22 @@ def _resolve(binding, slot, v):
     kind = _kind(buffer)
     if kind is None:
         raise TypeError(
-            f"{v.where}: {slot.name} must be a NumPy/CuPy array or a BufferBinding of one, not {type(buffer).__name__}"
+            f"{where}: {slot.name} must be a NumPy/CuPy array or a BufferBinding of one, not {type(buffer).__name__}"
         )
-    dtype = buffer.dtype
-    if dtype.hasobject or dtype.names is not None or dtype.subdtype is not None or dtype.itemsize == 0:
-        check_element_dtype(dtype, f"{v.where}: {slot.name}")
-    if kind == "numpy":
+    if kind == "numpy":  # CuPy holds no objects or records
+        dtype = buffer.dtype
+        if dtype.hasobject or dtype.names is not None or dtype.itemsize == 0:
+            check_element_dtype(dtype, f"{where}: {slot.name}")
         address, device = buffer.__array_interface__["data"][0], None
         if slot.output and not buffer.flags.writeable:
-            v.add(f"{slot.name}: the buffer is read-only")
+            problems.append(f"{slot.name}: the buffer is read-only")
     else:
         memory = buffer.data
         address, device = memory.ptr, memory.device_id
     if not placed:  # an array laid out as compiled: it is the tensor
-        if buffer.shape != slot.shape or buffer.strides != slot.byte_strides or dtype.itemsize != slot.itemsize:
-            v.add(
-                f"{slot.name}: an array of shape {buffer.shape}, strides {buffer.strides} and {dtype.itemsize}-byte "
+        if buffer.shape != slot.shape or buffer.strides != slot.byte_strides or buffer.itemsize != slot.itemsize:
+            problems.append(
+                f"{slot.name}: an array of shape {buffer.shape}, strides {buffer.strides} and {buffer.itemsize}-byte "
                 f"elements is bound where shape {slot.shape}, strides {slot.byte_strides} and "
                 f"{slot.itemsize}-byte elements were compiled"
             )
@@ -166,31 +166,33 @@ def _resolve(binding, slot, v):
         return kind, buffer, address, device
     # A buffer: the tensor's element 0 is at byte ``offset`` of its bytes.
     if not buffer.flags.c_contiguous:
-        v.add(f"{slot.name}: the buffer must be a C-contiguous array (its bytes are the buffer)")
+        problems.append(f"{slot.name}: the buffer must be a C-contiguous array (its bytes are the buffer)")
         return None
     nbytes = buffer.nbytes
     if size is None:
         size = nbytes - offset
     if offset < 0 or size < 0 or offset + size > nbytes:
-        v.add(f"{slot.name}: the range [{offset}, {offset + size}) lies outside the buffer's {nbytes} bytes")
+        problems.append(f"{slot.name}: the range [{offset}, {offset + size}) lies outside the buffer's {nbytes} bytes")
         return None
     address += offset
     if slot.need is None:  # a view slot placed in a buffer: any address, its elements in range
         if slot.low < 0 or slot.high > size:
-            v.add(
+            problems.append(
                 f"{slot.name}: the elements [{offset + slot.low}, {offset + slot.high}) lie outside the bound "
                 f"range [{offset}, {offset + size})"
             )
         return kind, buffer, address, device
     if size < slot.need:
-        v.add(f"{slot.name}: the bound range of {size} bytes is smaller than TotalTensorSizeInBytes = {slot.need}")
+        problems.append(
+            f"{slot.name}: the bound range of {size} bytes is smaller than TotalTensorSizeInBytes = {slot.need}"
+        )
     if address % MIN_BINDING_ALIGNMENT:
-        v.add(
+        problems.append(
             f"{slot.name}: the bound address is {address % MIN_BINDING_ALIGNMENT} bytes past a multiple of "
             f"{MIN_BINDING_ALIGNMENT} (buffer tensors' minimum alignment)"
         )
     elif address % slot.alignment:
-        v.add(
+        problems.append(
             f"{slot.name}: the bound address is {address % slot.alignment} bytes past a multiple of "
             f"{slot.alignment} (GuaranteedBaseOffsetAlignment)"
         )
@@ -210,46 +212,63 @@ def _as_list(bindings, role, where):
         raise TypeError(f"{where}: {role} must be a list of bindings, not {type(bindings).__name__}") from None
 
 
+def _refuse(where, problems):
+    raise BindingError([f"{where}: {p}" for p in problems])
+
+
 def bind(where, in_slots, out_slots, inputs, outputs, device=None):
     """Check one call's bindings against the slots. Returns ``(kind, addresses, owners)``,
     each of the last two an ``(inputs, outputs)`` pair of lists; raises ``BindingError``
     listing every broken rule (or ``TypeError`` for a wrong type) before anything runs.
     ``device``: the device CuPy bindings must be on (None: any)."""
-    v = Violations(where, BindingError)
-    inputs, outputs = _as_list(inputs, "inputs", where), _as_list(outputs, "outputs", where)
-    if len(inputs) != len(in_slots):
-        v.add(f"{len(inputs)} inputs bound; the operator has {len(in_slots)}")
-    if len(outputs) != len(out_slots):
-        v.add(f"{len(outputs)} outputs bound; the operator has {len(out_slots)}")
-    v.raise_if_any()
-    resolved = [_resolve(b, s, v) for b, s in zip(inputs, in_slots)]
-    resolved += [_resolve(b, s, v) for b, s in zip(outputs, out_slots)]
-    v.raise_if_any()
-    slots = (*in_slots, *out_slots)
-    kind = resolved[0][0]
-    for r, slot in zip(resolved, slots):
-        if r[0] != kind:
-            raise TypeError(f"{where}: bindings mix host (NumPy) and device (CuPy) buffers")
-        if device is not None and r[3] is not None and r[3] != device:
-            v.add(f"{slot.name} is on device {r[3]}; the operator was compiled for device {device}")
-    addresses = [r[2] for r in resolved]
-    _check_overlaps(v, slots, addresses, len(in_slots))
-    v.raise_if_any()
-    n = len(in_slots)
-    owners = [r[1] for r in resolved]
-    return kind, (addresses[:n], addresses[n:]), (owners[:n], owners[n:])
+    if type(inputs) is not list:
+        inputs = _as_list(inputs, "inputs", where)
+    if type(outputs) is not list:
+        outputs = _as_list(outputs, "outputs", where)
+    if len(inputs) != len(in_slots) or len(outputs) != len(out_slots):
+        _refuse(
+            where,
+            [
+                f"{len(given)} {role} bound; the operator has {len(slots)}"
+                for role, given, slots in (("inputs", inputs, in_slots), ("outputs", outputs, out_slots))
+                if len(given) != len(slots)
+            ],
+        )
+    problems = []
+    kind = None
+    addresses, owners = ([], []), ([], [])
+    for role, (slots, given) in enumerate(((in_slots, inputs), (out_slots, outputs))):
+        role_addresses, role_owners = addresses[role], owners[role]
+        for slot, binding in zip(slots, given):
+            resolved = _resolve(binding, slot, problems, where)
+            if resolved is None:
+                continue
+            binding_kind, owner, address, on_device = resolved
+            if binding_kind != kind:
+                if kind is not None:
+                    raise TypeError(f"{where}: bindings mix host (NumPy) and device (CuPy) buffers")
+                kind = binding_kind
+            if on_device != device and device is not None and on_device is not None:
+                problems.append(f"{slot.name} is on device {on_device}; the operator was compiled for device {device}")
+            role_addresses.append(address)
+            role_owners.append(owner)
+    if not problems:
+        _check_overlaps(problems, in_slots, out_slots, addresses)
+    if problems:
+        _refuse(where, problems)
+    return kind, addresses, owners
 
 
-def _check_overlaps(v, slots, addresses, first_output):
-    """No output shares a byte with another binding (``first_output``: index of the first output)."""
-    if len(slots) == 2:  # the common case, without the sweep's bookkeeping
-        (a, b), (x, y) = slots, addresses
+def _check_overlaps(problems, in_slots, out_slots, addresses):
+    """No output shares a byte with another binding."""
+    if len(in_slots) == 1 and len(out_slots) == 1:  # the common case, without the sweep's bookkeeping
+        (a,), (b,), (x,), (y,) = in_slots, out_slots, *addresses
         if x + a.low < y + b.high and y + b.low < x + a.high and overlap.share_an_element(a.tensor(x), b.tensor(y)):
-            v.add(f"{b.name} overlaps {a.name} in memory")
+            problems.append(f"{b.name} overlaps {a.name} in memory")
         return
-    extents = [(x + s.low, x + s.high) for s, x in zip(slots, addresses)]
-    pairs = overlap.pairs_sharing_elements(
-        extents, lambda k: slots[k].tensor(addresses[k]), lambda j, k: k >= first_output
-    )
+    slots, flat = (*in_slots, *out_slots), addresses[0] + addresses[1]
+    extents = [(x + s.low, x + s.high) for s, x in zip(slots, flat)]
+    first_output = len(in_slots)
+    pairs = overlap.pairs_sharing_elements(extents, lambda k: slots[k].tensor(flat[k]), lambda j, k: k >= first_output)
     for j, k in pairs:
-        v.add(f"{slots[k].name} overlaps {slots[j].name} in memory")
+        problems.append(f"{slots[k].name} overlaps {slots[j].name} in memory")
