@@ -12,6 +12,7 @@ import ctypes
 import functools
 import importlib.resources
 import math
+import pathlib
 import re
 import struct
 
@@ -34,10 +35,19 @@ _ONE_POINTER = ctypes.c_void_p * 1
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
 
 
+def kernel_files():
+    """Where the kernel sources are: the installed ``cudadml._kernels``, or in a source
+    checkout imported without installing, ``kernels_cu/`` beside the package."""
+    try:
+        return importlib.resources.files("cudadml._kernels")
+    except ModuleNotFoundError:
+        return pathlib.Path(__file__).resolve().parents[2] / "kernels_cu"
+
+
 def kernel_source(name: str) -> str:
     """The text of ``kernels_cu/name`` with its local ``#include "..."`` lines inlined, so
     CuPy's on-disk cache key (the source text) changes whenever a header does."""
-    files = importlib.resources.files("cudadml._kernels")
+    files = kernel_files()
     seen: set[str] = set()
 
     def expand(file_name):
