@@ -25,7 +25,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .bindings import BufferBinding, check_element_dtype
+from .bindings import check_element_dtype
 from .compiled import CompiledOperator
 from .enums import FeatureLevel, TensorDataType
 from .errors import BindingError, DescriptorError, int_tuple
@@ -200,13 +200,13 @@ def _normalize_axis(axis, ndim, name):
 
 def _run(entry, inputs, outputs, stream):
     if entry.op is not None:
-        entry.op.execute(inputs, outputs, stream=stream)
+        entry.op._execute_known_layouts(inputs, outputs, stream)
 
 
 def _empty(kind, shape, dtype):
     if kind == "numpy":
         return np.empty(shape, dtype)
-    return sys.modules["cupy"].empty(shape, dtype)
+    return sys.modules["cupy"].ndarray(shape, dtype)
 
 
 # ---- building entries (from the key alone) ------------------------------------------------------
@@ -258,8 +258,8 @@ def _check_empty_out(name, results, dtype):
             _result_view(name, k, layout, shape, dtype)
 
 
-def _compiled(desc, device, in_views, out_views):
-    return CompiledOperator(desc, device, views=(in_views, out_views), load=False)
+def _compiled(desc, device, in_views, out_views, placed_at=None):
+    return CompiledOperator(desc, device, views=(in_views, out_views), placed_at=placed_at, load=False)
 
 
 def _one_to_one(name, desc, device, dtype, x_layout, out_layout, shape):
@@ -334,7 +334,8 @@ def _build_split(name, kind, device, dtype, flag, level, sizes, axis, x_layout, 
         _tensor(data_type, shape), [_tensor(data_type, shapes[k]) for k in bound], axis, feature_level=level
     )
     out_views = [_result_view(name, k, outs[k], shapes[k], dtype) for k in bound]
-    op = _compiled(desc, device, [_element_view(x_layout, dtype.itemsize)], out_views)
+    placed_at = None if out_layouts else [offsets[k] for k in bound]  # fresh parts: in one allocation
+    op = _compiled(desc, device, [_element_view(x_layout, dtype.itemsize)], out_views, placed_at)
     return _Entry(op, shapes, bound, offsets=tuple(offsets), total=total)
 
 
@@ -368,7 +369,7 @@ def _finish(kind, entry, x, out, dtype, stream):
     if out is None:
         out = _empty(kind, entry.shapes[0], dtype)
     if entry.op is not None:
-        entry.op.execute([x], [out], stream=stream)
+        entry.op._execute_known_layouts([x], [out], stream)
     elif entry.zeros:  # the gradient of an empty selection: nothing was read
         if kind == "cupy" and stream is not None:
             with stream:
@@ -645,7 +646,7 @@ def split(x, split_sizes, axis=0, *, out=None, feature_level=None, stream=None, 
         _run(entry, [x], [out[k] for k in entry.bound], stream)
         return out
     buffer = _empty(kind, (entry.total // x.itemsize,), x.dtype)
-    _run(entry, [x], [BufferBinding(buffer, entry.offsets[k]) for k in entry.bound], stream)
+    _run(entry, [x], [buffer] * len(entry.bound), stream)
     return _parts(kind, buffer, entry, x.dtype)  # built while the GPU copies
 
 
@@ -683,15 +684,19 @@ def join(xs, axis=0, *, out=None, feature_level=None, stream=None, directml_type
     xs = _as_list(xs, "xs", name)
     if not xs:
         raise ValueError(f"{name}: needs at least one array to join")
-    arrays = [_input(a, name) for a in xs]
-    kind = arrays[0][0]
-    if any(k != kind for k, _ in arrays):
-        raise TypeError(f"{name}: arrays mix host (NumPy) and device (CuPy) memory")
-    xs = [a for _, a in arrays]
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and all(type(a) is cupy.ndarray for a in xs):
+        kind = "cupy"  # CuPy arrays as they are: the common case, without a call per array
+    else:
+        arrays = [_input(a, name) for a in xs]
+        kind = arrays[0][0]
+        if any(k != kind for k, _ in arrays):
+            raise TypeError(f"{name}: arrays mix host (NumPy) and device (CuPy) memory")
+        xs = [a for _, a in arrays]
     dtype = xs[0].dtype
-    for k, a in enumerate(xs):
-        if a.dtype != dtype:
-            raise TypeError(f"{name}: xs[{k}] has dtype {a.dtype}, xs[0] has {dtype}")
+    if any(a.dtype != dtype for a in xs):
+        k = next(k for k, a in enumerate(xs) if a.dtype != dtype)
+        raise TypeError(f"{name}: xs[{k}] has dtype {xs[k].dtype}, xs[0] has {dtype}")
     if xs[0].ndim == 0:
         raise ValueError(f"{name}: a 0-dimensional array has nothing to join")
     if out is not None:
@@ -704,7 +709,7 @@ def join(xs, axis=0, *, out=None, feature_level=None, stream=None, directml_type
         _flag(directml_types),
         _level(feature_level),
         _normalize_axis(axis, xs[0].ndim, name),
-        tuple(_layout(a) for a in xs),
+        tuple([(a.shape, a.strides) for a in xs]),
         _out_layout(out),
     )
     entry = _CACHE.get(key, _build_join)

@@ -29,7 +29,7 @@ from . import overlap
 from .errors import BindingError, Violations
 from .tensor import MIN_BINDING_ALIGNMENT
 
-__all__ = ["BufferBinding", "Slot", "bind", "check_element_dtype", "check_layout"]
+__all__ = ["Bindings", "BufferBinding", "Slot", "check_element_dtype", "check_layout"]
 
 
 def _optional_index(value, field):
@@ -87,17 +87,30 @@ class Slot:
     ``address + sum(c * byte_strides)`` over ``shape``, between ``address + low`` and
     ``address + high``. Buffer slots (``need`` not None) take buffers: a bound range of at
     least ``need`` bytes at a multiple of ``alignment``. View slots take arrays laid out as
-    ``shape``/``byte_strides`` themselves (the array layer), at any address.
+    ``shape``/``byte_strides`` themselves (the array layer), at any address, or, with
+    ``placed_at``, a buffer whose bytes hold the tensor from that byte offset on.
     """
 
-    __slots__ = ("alignment", "byte_strides", "high", "itemsize", "low", "name", "need", "output", "shape")
+    __slots__ = (
+        "alignment",
+        "byte_strides",
+        "high",
+        "itemsize",
+        "low",
+        "name",
+        "need",
+        "output",
+        "placed_at",
+        "shape",
+    )
 
-    def __init__(self, name, itemsize, shape, strides, *, need=None, alignment=0):
+    def __init__(self, name, itemsize, shape, strides, *, need=None, alignment=0, placed_at=None):
         self.name, self.output = name, name.startswith("outputs")
         self.itemsize, self.shape = itemsize, tuple(shape)
         self.byte_strides = tuple(s * itemsize for s in strides)
         self.low, self.high = overlap.extent(0, itemsize, self.shape, self.byte_strides)
         self.need, self.alignment = need, max(alignment, MIN_BINDING_ALIGNMENT) if need is not None else 0
+        self.placed_at = placed_at
 
     def tensor(self, address):
         return address, self.itemsize, self.shape, self.byte_strides
@@ -133,14 +146,18 @@ def _kind(buffer):
     return "numpy" if isinstance(buffer, np.ndarray) else None
 
 
-def _resolve(binding, slot, problems, where):
+def _resolve(binding, slot, problems, where, layout_known):
     """``(kind, owner, address, device)`` of one binding, or None where a rule is broken
-    (appended to ``problems``). Wrong types raise ``TypeError`` at once."""
+    (appended to ``problems``). Wrong types raise ``TypeError`` at once. ``layout_known``: a
+    view's shape and strides were already matched with the slot's (the array layer's cache
+    key holds them)."""
     if type(binding) is BufferBinding:
         buffer, offset, size, placed = binding.buffer, binding.offset, binding.size_in_bytes, True
+    elif slot.placed_at is not None:
+        buffer, offset, size, placed = binding, slot.placed_at, None, True
     else:
         buffer, offset, size, placed = binding, 0, None, slot.need is not None
-    kind = _kind(buffer)
+    kind = "cupy" if type(buffer) is _cupy_ndarray else _kind(buffer)
     if kind is None:
         raise TypeError(
             f"{where}: {slot.name} must be a NumPy/CuPy array or a BufferBinding of one, not {type(buffer).__name__}"
@@ -156,6 +173,8 @@ def _resolve(binding, slot, problems, where):
         memory = buffer.data
         address, device = memory.ptr, memory.device_id
     if not placed:  # an array laid out as compiled: it is the tensor
+        if layout_known:
+            return kind, buffer, address, device
         if buffer.shape != slot.shape or buffer.strides != slot.byte_strides or buffer.itemsize != slot.itemsize:
             problems.append(
                 f"{slot.name}: an array of shape {buffer.shape}, strides {buffer.strides} and {buffer.itemsize}-byte "
@@ -212,35 +231,43 @@ def _as_list(bindings, role, where):
         raise TypeError(f"{where}: {role} must be a list of bindings, not {type(bindings).__name__}") from None
 
 
-def _refuse(where, problems):
-    raise BindingError([f"{where}: {p}" for p in problems])
+class Bindings:
+    """The binding rules of one compiled operator: its slots, and ``bind`` for each call."""
 
+    def __init__(self, where, in_slots, out_slots, device=None):
+        self.where, self.device = where, device
+        self.in_slots, self.out_slots = tuple(in_slots), tuple(out_slots)
+        self.slots = self.in_slots + self.out_slots
 
-def bind(where, in_slots, out_slots, inputs, outputs, device=None):
-    """Check one call's bindings against the slots. Returns ``(kind, addresses, owners)``,
-    each of the last two an ``(inputs, outputs)`` pair of lists; raises ``BindingError``
-    listing every broken rule (or ``TypeError`` for a wrong type) before anything runs.
-    ``device``: the device CuPy bindings must be on (None: any)."""
-    if type(inputs) is not list:
-        inputs = _as_list(inputs, "inputs", where)
-    if type(outputs) is not list:
-        outputs = _as_list(outputs, "outputs", where)
-    if len(inputs) != len(in_slots) or len(outputs) != len(out_slots):
-        _refuse(
-            where,
-            [
-                f"{len(given)} {role} bound; the operator has {len(slots)}"
-                for role, given, slots in (("inputs", inputs, in_slots), ("outputs", outputs, out_slots))
-                if len(given) != len(slots)
-            ],
-        )
-    problems = []
-    kind = None
-    addresses, owners = ([], []), ([], [])
-    for role, (slots, given) in enumerate(((in_slots, inputs), (out_slots, outputs))):
-        role_addresses, role_owners = addresses[role], owners[role]
-        for slot, binding in zip(slots, given):
-            resolved = _resolve(binding, slot, problems, where)
+    def refuse(self, problems):
+        raise BindingError([f"{self.where}: {p}" for p in problems])
+
+    def bind(self, inputs, outputs, layouts_known=False):
+        """Check one call's bindings. Returns ``(kind, addresses, owners, address_bits)``:
+        addresses and owners as ``(inputs, outputs)`` pairs of lists, and the OR of every
+        address (its low bits say which access widths all of them allow). Raises
+        ``BindingError`` listing every broken rule (``TypeError`` for a wrong type) before
+        anything runs. ``layouts_known``: the caller matched every view's layout already."""
+        where, n = self.where, len(self.in_slots)
+        if type(inputs) is not list:
+            inputs = _as_list(inputs, "inputs", where)
+        if type(outputs) is not list:
+            outputs = _as_list(outputs, "outputs", where)
+        if len(inputs) != n or len(outputs) != len(self.out_slots):
+            self.refuse(
+                [
+                    f"{len(given)} {role} bound; the operator has {len(slots)}"
+                    for role, given, slots in (("inputs", inputs, self.in_slots), ("outputs", outputs, self.out_slots))
+                    if len(given) != len(slots)
+                ]
+            )
+        problems = []
+        kind = None
+        device = self.device
+        address_bits = 0
+        addresses, owners = [], []
+        for slot, binding in zip(self.slots, inputs + outputs):
+            resolved = _resolve(binding, slot, problems, where, layouts_known)
             if resolved is None:
                 continue
             binding_kind, owner, address, on_device = resolved
@@ -250,23 +277,24 @@ def bind(where, in_slots, out_slots, inputs, outputs, device=None):
                 kind = binding_kind
             if on_device != device and device is not None and on_device is not None:
                 problems.append(f"{slot.name} is on device {on_device}; the operator was compiled for device {device}")
-            role_addresses.append(address)
-            role_owners.append(owner)
-    if not problems:
-        _check_overlaps(problems, in_slots, out_slots, addresses)
-    if problems:
-        _refuse(where, problems)
-    return kind, addresses, owners
+            addresses.append(address)
+            owners.append(owner)
+            address_bits |= address
+        if not problems:
+            _check_overlaps(problems, self.in_slots, self.out_slots, addresses)
+        if problems:
+            self.refuse(problems)
+        return kind, (addresses[:n], addresses[n:]), (owners[:n], owners[n:]), address_bits
 
 
-def _check_overlaps(problems, in_slots, out_slots, addresses):
-    """No output shares a byte with another binding."""
-    if len(in_slots) == 1 and len(out_slots) == 1:  # the common case, without the sweep's bookkeeping
-        (a,), (b,), (x,), (y,) = in_slots, out_slots, *addresses
+def _check_overlaps(problems, in_slots, out_slots, flat):
+    """No output shares a byte with another binding (``flat``: inputs' addresses, then outputs')."""
+    if len(flat) == 2:  # one input, one output: without the sweep's bookkeeping
+        (a,), (b,), (x, y) = in_slots, out_slots, flat
         if x + a.low < y + b.high and y + b.low < x + a.high and overlap.share_an_element(a.tensor(x), b.tensor(y)):
             problems.append(f"{b.name} overlaps {a.name} in memory")
         return
-    slots, flat = (*in_slots, *out_slots), addresses[0] + addresses[1]
+    slots = (*in_slots, *out_slots)
     extents = [(x + s.low, x + s.high) for s, x in zip(slots, flat)]
     first_output = len(in_slots)
     pairs = overlap.pairs_sharing_elements(extents, lambda k: slots[k].tensor(flat[k]), lambda j, k: k >= first_output)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .backends import CUDA, backend_for, gpu_status
-from .bindings import BufferBinding, Slot, bind, check_layout
+from .bindings import Bindings, BufferBinding, Slot, check_layout
 
 __all__ = ["BufferBinding", "CompiledOperator"]
 
@@ -33,10 +33,11 @@ class CompiledOperator:
     strides included, and optionally a third item, the element strides of the descriptor's
     tensor when its dimensions differ from the array's (an indexed array drops or adds size-1
     axes). Such an operator takes those arrays themselves as bindings, at any address, or a
-    ``BufferBinding`` that places the layout at a byte offset of a buffer.
+    ``BufferBinding`` that places the layout at a byte offset of a buffer; ``placed_at`` fixes
+    such an offset per output at compile time, and the output is then bound as the buffer.
     """
 
-    def __init__(self, desc, device=None, *, views=None, load=True):
+    def __init__(self, desc, device=None, *, views=None, placed_at=None, load=True):
         self.desc = desc
         self.device = device
         if views is None:
@@ -48,9 +49,11 @@ class CompiledOperator:
             self.plan = desc.to_plan([v[-1] for v in in_views], [v[-1] for v in out_views])
             size = desc.input_tensors[0].data_type.element_size
             self._in = [Slot(f"inputs[{k}]", size, *v[:2]) for k, v in enumerate(in_views)]
-            self._out = [Slot(f"outputs[{k}]", size, *v[:2]) for k, v in enumerate(out_views)]
+            placed_at = placed_at or (None,) * len(out_views)
+            self._out = [
+                Slot(f"outputs[{k}]", size, *v[:2], placed_at=p) for k, (v, p) in enumerate(zip(out_views, placed_at))
+            ]
             check_layout(self._out, f"{desc.NAME}.execute")
-        self._where = f"{desc.NAME}.execute"
         self._prepared = {}  # backend -> what its prepare(plan) returned
         if load and gpu_status()[0]:  # compile the kernels now, so execute() never waits for NVRTC
             import cupy
@@ -58,6 +61,7 @@ class CompiledOperator:
             with cupy.cuda.Device(device):
                 self.device = cupy.cuda.Device().id
                 CUDA.load(self._prepared_for(CUDA))
+        self._bindings = Bindings(f"{desc.NAME}.execute", self._in, self._out, self.device)
 
     def _prepared_for(self, backend):
         prepared = self._prepared.get(backend)
@@ -87,7 +91,15 @@ class CompiledOperator:
             For a binding that is not an array or ``BufferBinding`` of one, or a mix of host
             and device memory.
         """
-        kind, addresses, owners = bind(self._where, self._in, self._out, inputs, outputs, self.device)
+        self._run(self._bindings.bind(inputs, outputs), stream)
+
+    def _execute_known_layouts(self, inputs, outputs, stream):
+        """``execute`` for the array functions, whose cache key already matched every view's
+        shape and strides with the slots' (the one rule ``bind`` then skips)."""
+        self._run(self._bindings.bind(inputs, outputs, layouts_known=True), stream)
+
+    def _run(self, bound, stream):
+        kind, addresses, owners, address_bits = bound
         backend = backend_for(kind)
         prepared = self._prepared.get(backend) or self._prepared_for(backend)
-        backend.run(prepared, addresses, owners, stream)
+        backend.run(prepared, addresses, owners, stream, address_bits)

@@ -1,12 +1,13 @@
 """Backends run plans. Each is an object with ``prepare(plan)`` (once, at compile time) and
-``run(prepared, addresses, owners, stream)`` (per call):
+``run(prepared, addresses, owners, stream, address_bits)`` (per call):
 
 * ``CUDA``: the kernels of ``kernels_cu/`` on CuPy memory, on the current or given stream;
 * ``REFERENCE``: NumPy views on host memory (the oracle);
 * ``EMULATE``: the same kernel sources compiled for the host, on host memory (for CI).
 
 ``addresses`` and ``owners`` are ``(inputs, outputs)`` pairs of lists: the byte address of
-each binding's element 0, and the array that holds it. Which backend runs a call follows from
+each binding's element 0, and the array that holds it; ``address_bits`` is the OR of all
+addresses. Which backend runs a call follows from
 the memory kind (device memory: ``CUDA``) and, for host memory, from ``host_backend()``: the
 innermost ``use_host_backend(name)`` block of the calling thread, else ``CUDADML_BACKEND``
 (read once), else ``"reference"``.
@@ -43,14 +44,10 @@ class _Launches:
         self.plan, self.element_size = plan, plan.element_size
         self.by_width = {plan.element_size: kernels.prepare(plan)}
 
-    def for_addresses(self, addresses):
-        """The launches whose accesses are aligned for every one of ``addresses``."""
+    def for_addresses(self, address_bits):
+        """The launches whose accesses are aligned for addresses whose OR is ``address_bits``."""
         width = self.element_size
-        misaligned = 0
-        for role in addresses:
-            for address in role:
-                misaligned |= address
-        while misaligned & (width - 1):
+        while address_bits & (width - 1):
             width >>= 1
         launches = self.by_width.get(width)
         if launches is None:
@@ -66,17 +63,17 @@ class CudaBackend(_Kernels):
         for launch in prepared.by_width[prepared.element_size]:
             launch.load()
 
-    def run(self, prepared, addresses, owners, stream=None) -> None:
-        kernels.run(prepared.for_addresses(addresses), addresses[0], addresses[1], stream)
+    def run(self, prepared, addresses, owners, stream, address_bits) -> None:
+        kernels.run(prepared.for_addresses(address_bits), addresses[0], addresses[1], stream)
 
 
 class EmulateBackend(_Kernels):
     name = "emulate"
 
-    def run(self, prepared, addresses, owners, stream=None) -> None:
+    def run(self, prepared, addresses, owners, stream, address_bits) -> None:
         from . import emulate
 
-        launches = prepared.for_addresses(addresses)
+        launches = prepared.for_addresses(address_bits)
         emulate.run(launches, list(zip(owners[0], addresses[0])), list(zip(owners[1], addresses[1])))
 
 
@@ -86,7 +83,7 @@ class ReferenceBackend:
     def prepare(self, plan):
         return plan
 
-    def run(self, prepared, addresses, owners, stream=None) -> None:
+    def run(self, prepared, addresses, owners, stream, address_bits) -> None:
         reference.run(prepared, addresses[0], addresses[1])
 
 

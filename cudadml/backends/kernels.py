@@ -15,6 +15,7 @@ import math
 import pathlib
 import re
 import struct
+import threading
 
 import numpy as np
 
@@ -77,16 +78,16 @@ _SOURCES = {"gather_elements": "strided_copy.cu", "gather_rows": "strided_copy.c
 OPTIONS = ("--std=c++17",)
 
 
-_driver = _runtime = None  # cupy_backends' CUDA driver and runtime APIs, bound by _loader()
+_driver = _runtime = _current_stream = None  # cupy_backends' CUDA APIs and CuPy's stream, bound by _loader()
 
 
 @functools.cache
 def _loader():
-    global _driver, _runtime
+    global _driver, _runtime, _current_stream
     import cupy
     from cupy_backends.cuda.api import driver, runtime
 
-    _driver, _runtime = driver, runtime
+    _driver, _runtime, _current_stream = driver, runtime, cupy.cuda.get_current_stream
 
     @cupy.memoize(for_each_device=True)
     def load(name: str):
@@ -180,17 +181,20 @@ class Launch:
 
     ``slots`` lists ``(byte position, role, binding, byte offset)`` for every address field of
     the struct: before each launch it receives the address of binding ``binding`` of the
-    inputs (role 0) or outputs (role 1), plus the offset. The struct travels as bytes: each
-    call copies the template and writes the addresses in, then hands the bytes straight to
-    ``cuLaunchKernel`` (CuPy's generic argument packing costs more than the kernel at small sizes).
+    inputs (role 0) or outputs (role 1), plus the offset. The struct travels as bytes straight
+    to ``cuLaunchKernel`` (CuPy's generic argument packing costs more than the kernel at small
+    sizes), from a copy of the template kept per thread, in which a call rewrites only the
+    address fields: ``cuLaunchKernel`` copies the parameters before it returns.
     """
 
     def __init__(self, name, grid, params, slots):
         self.name, self.grid, self.params = name, grid, params
         self._template = params.tobytes()
-        self._slots = [(int(p), r, int(b), int(o)) for p, r, b, o in slots]
+        assert len(self._template) % 8 == 0 and all(p % 8 == 0 for p, *_ in slots)
+        self._slots = [(int(p) // 8, r, int(b), int(o)) for p, r, b, o in slots]
         self._functions = {}  # device id -> CUfunction
-        self._ctype = ctypes.c_char * len(self._template)
+        self._words = ctypes.c_uint64 * (len(self._template) // 8)
+        self._local = threading.local()
 
     def load(self):
         """The kernel on the current device, compiled on first use (NVRTC, then CuPy's caches)."""
@@ -200,24 +204,32 @@ class Launch:
         """The parameter struct's bytes for these binding addresses."""
         buffer = bytearray(self._template)
         bound = (inputs, outputs)
-        for position, role, index, offset in self._slots:
-            _ADDRESS.pack_into(buffer, position, bound[role][index] + offset)
+        for word, role, index, offset in self._slots:
+            _ADDRESS.pack_into(buffer, 8 * word, bound[role][index] + offset)
         return buffer
 
     def struct(self, inputs, outputs):
         """The parameter struct for these binding addresses, as a NumPy structured scalar."""
         return np.frombuffer(self.struct_bytes(inputs, outputs), self.params.dtype)[0]
 
+    def _arguments(self):
+        """This thread's parameter words and the address of the pointer array that holds them."""
+        words = self._words.from_buffer_copy(self._template)
+        argv = _ONE_POINTER(ctypes.addressof(words))
+        self._local.arguments = arguments = (words, ctypes.addressof(argv), argv)
+        return arguments
+
     def __call__(self, inputs, outputs, stream_ptr):
-        if _runtime is None:
-            _loader()
         device = _runtime.getDevice()
         function = self._functions.get(device)
         if function is None:
             function = self._functions[device] = self.load().kernel.ptr
-        args = self._ctype.from_buffer(self.struct_bytes(inputs, outputs))  # no copy: cuLaunchKernel reads it
-        argv = _ONE_POINTER(ctypes.addressof(args))
-        _driver.launchKernel(function, self.grid, 1, 1, BLOCK, 1, 1, 0, stream_ptr, ctypes.addressof(argv), 0)
+        arguments = getattr(self._local, "arguments", None) or self._arguments()
+        words = arguments[0]
+        bound = (inputs, outputs)
+        for word, role, index, offset in self._slots:
+            words[word] = bound[role][index] + offset
+        _driver.launchKernel(function, self.grid, 1, 1, BLOCK, 1, 1, 0, stream_ptr, arguments[1], 0)
 
     def __repr__(self):
         return f"<Launch {self.name} grid={self.grid}>"
@@ -301,9 +313,9 @@ def prepare(plan) -> tuple[Launch, ...]:
 
 def run(launches, inputs, outputs, stream=None) -> None:
     """Launch on ``stream`` (the current CuPy stream when None); addresses are ints."""
-    import cupy
-
-    stream_ptr = (stream or cupy.cuda.get_current_stream()).ptr
+    if _runtime is None:
+        _loader()
+    stream_ptr = stream.ptr if stream is not None else _current_stream().ptr
     for launch in launches:
         launch(inputs, outputs, stream_ptr)
 
