@@ -19,6 +19,7 @@ intersect are compared element by element (``overlap``).
 
 from __future__ import annotations
 
+import functools
 import operator
 import sys
 from dataclasses import dataclass
@@ -146,6 +147,11 @@ def _kind(buffer):
     return "numpy" if isinstance(buffer, np.ndarray) else None
 
 
+def _elements_fit(slot, size):
+    """Whether a placed view's elements lie in the ``size`` bytes bound from its element 0."""
+    return slot.low >= 0 and slot.high <= size
+
+
 def _resolve(binding, slot, problems, where, layout_known):
     """``(kind, owner, address, device)`` of one binding, or None where a rule is broken
     (appended to ``problems``). Wrong types raise ``TypeError`` at once. ``layout_known``: a
@@ -195,7 +201,7 @@ def _resolve(binding, slot, problems, where, layout_known):
         return None
     address += offset
     if slot.need is None:  # a view slot placed in a buffer: any address, its elements in range
-        if slot.low < 0 or slot.high > size:
+        if not _elements_fit(slot, size):
             problems.append(
                 f"{slot.name}: the elements [{offset + slot.low}, {offset + slot.high}) lie outside the bound "
                 f"range [{offset}, {offset + size})"
@@ -238,6 +244,7 @@ class Bindings:
         self.where, self.device = where, device
         self.in_slots, self.out_slots = tuple(in_slots), tuple(out_slots)
         self.slots = self.in_slots + self.out_slots
+        self._placed = [(k, slot) for k, slot in enumerate(self.slots) if slot.placed_at is not None]
 
     def refuse(self, problems):
         raise BindingError([f"{self.where}: {p}" for p in problems])
@@ -261,12 +268,17 @@ class Bindings:
                     if len(given) != len(slots)
                 ]
             )
+        given = inputs + outputs
+        if layouts_known and len(given) > 8:
+            bound = self._bind_device_views(given)
+            if bound is not None:
+                return bound
         problems = []
         kind = None
         device = self.device
         address_bits = 0
         addresses, owners = [], []
-        for slot, binding in zip(self.slots, inputs + outputs):
+        for slot, binding in zip(self.slots, given):
             resolved = _resolve(binding, slot, problems, where, layouts_known)
             if resolved is None:
                 continue
@@ -285,6 +297,33 @@ class Bindings:
         if problems:
             self.refuse(problems)
         return kind, (addresses[:n], addresses[n:]), (owners[:n], owners[n:]), address_bits
+
+    def _bind_device_views(self, given):
+        """``bind`` for many CuPy arrays whose layouts are known (a split or join of many parts),
+        with the per-binding work done as list operations; None when any binding needs the
+        general path (another type, a placed slot, a device that differs), which then
+        reports it."""
+        if _cupy_ndarray is None or any(type(b) is not _cupy_ndarray for b in given):
+            return None
+        memories = [b.data for b in given]
+        addresses = [m.ptr for m in memories]
+        if self.device is not None and any(m.device_id != self.device for m in memories):
+            return None
+        placed = self._placed
+        if placed:  # one buffer holds them all (a split's fresh parts), as a BufferBinding would
+            buffer = given[placed[0][0]]
+            if any(given[k] is not buffer for k, _ in placed) or not buffer.flags.c_contiguous:
+                return None
+            if not all(_elements_fit(slot, buffer.nbytes - slot.placed_at) for _, slot in placed):
+                return None
+            for k, slot in placed:
+                addresses[k] += slot.placed_at
+        problems = []
+        _check_overlaps(problems, self.in_slots, self.out_slots, addresses)
+        if problems:
+            self.refuse(problems)
+        n = len(self.in_slots)
+        return "cupy", (addresses[:n], addresses[n:]), (given[:n], given[n:]), functools.reduce(operator.or_, addresses)
 
 
 def _check_overlaps(problems, in_slots, out_slots, flat):

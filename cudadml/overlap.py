@@ -10,6 +10,8 @@ decides on array headers that point at the addresses but are never read.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 __all__ = ["overlaps_itself", "pairs_sharing_elements", "share_an_element"]
@@ -97,6 +99,8 @@ def pairs_sharing_elements(extents, tensor, candidates) -> list[tuple[int, int]]
     element by element: ``O(n log n)`` plus the intersecting pairs.
     """
     spans = sorted((low, high, k) for k, (low, high) in enumerate(extents))
+    if all(a[1] <= b[0] for a, b in itertools.pairwise(spans)):  # sorted and each ends before the next
+        return []
     found = []
     for position, (_, high, j) in enumerate(spans):
         q = position + 1

@@ -250,12 +250,29 @@ def _timed(call):
     return time.perf_counter() - start
 
 
-def test_many_bindings_with_one_overlap_name_it():
-    x = np.arange(4 * 1000, dtype=np.float32).reshape(4, 1000)
-    outs = [np.empty((4, 1), np.float32) for _ in range(1000)]
+def test_many_bindings_with_one_overlap_name_it(xp):
+    x = xp.asarray(np.arange(4 * 1000, dtype=np.float32).reshape(4, 1000))
+    outs = [xp.full((4, 1), -1, np.float32) for _ in range(1000)]
     outs[700] = outs[3]
     with pytest.raises(cd.BindingError, match=re.escape("outputs[700] overlaps outputs[3] in memory")):
         cd.split(x, 1000, axis=1, out=outs)
+    assert all(np.all(to_host(o) == -1) for o in outs)
+    with pytest.raises(cd.BindingError, match=re.escape("outputs[0] overlaps inputs[5] in memory")):
+        cd.join(outs[:10], axis=1, out=outs[5])
+
+
+def test_split_and_join_of_many_parts(xp, rng):
+    x = xp.asarray(random_array((6, 300), np.int16, rng))
+    sizes = [int(s) for s in rng.integers(0, 4, 100)]
+    sizes[-1] += 300 - sum(sizes)
+    parts = cd.split(x, sizes, axis=1)
+    host = to_host(x)
+    for part, want in zip(parts, np.split(host, np.cumsum(sizes)[:-1], axis=1)):
+        assert _same(part, want)
+    assert _same(cd.join(parts, axis=1), host)
+    outs = [xp.empty_like(p) for p in parts]
+    cd.split(x, sizes, axis=1, out=outs)
+    assert _same(cd.join(outs, axis=1), host)
 
 
 # ---- any address -------------------------------------------------------------------------------
