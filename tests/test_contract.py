@@ -257,8 +257,11 @@ def test_many_bindings_with_one_overlap_name_it(xp):
     with pytest.raises(cd.BindingError, match=re.escape("outputs[700] overlaps outputs[3] in memory")):
         cd.split(x, 1000, axis=1, out=outs)
     assert all(np.all(to_host(o) == -1) for o in outs)
+    base = xp.asarray(np.arange(4 * 20, dtype=np.float32).reshape(4, 20))
+    before = to_host(base).copy()
     with pytest.raises(cd.BindingError, match=re.escape("outputs[0] overlaps inputs[5] in memory")):
-        cd.join(outs[:10], axis=1, out=outs[5])
+        cd.join([base[:, k : k + 1] for k in range(10)], axis=1, out=base[:, 5:15])
+    assert to_host(base).tobytes() == before.tobytes()
 
 
 def test_split_and_join_of_many_parts(xp, rng):
