@@ -245,6 +245,8 @@ class Bindings:
         self.in_slots, self.out_slots = tuple(in_slots), tuple(out_slots)
         self.slots = self.in_slots + self.out_slots
         self._placed = [(k, slot) for k, slot in enumerate(self.slots) if slot.placed_at is not None]
+        self._lows = np.array([slot.low for slot in self.slots], np.int64)
+        self._highs = np.array([slot.high for slot in self.slots], np.int64)
 
     def refuse(self, problems):
         raise BindingError([f"{self.where}: {p}" for p in problems])
@@ -293,10 +295,29 @@ class Bindings:
             owners.append(owner)
             address_bits |= address
         if not problems:
-            _check_overlaps(problems, self.in_slots, self.out_slots, addresses)
+            self._check_overlaps(problems, addresses)
         if problems:
             self.refuse(problems)
         return kind, (addresses[:n], addresses[n:]), (owners[:n], owners[n:]), address_bits
+
+    def _check_overlaps(self, problems, flat):
+        """No output shares a byte with another binding (``flat``: inputs' addresses, then outputs')."""
+        slots = self.slots
+        if len(flat) == 2:  # one input, one output: without the sweep's bookkeeping
+            (a, b), (x, y) = slots, flat
+            if x + a.low < y + b.high and y + b.low < x + a.high and overlap.share_an_element(a.tensor(x), b.tensor(y)):
+                problems.append(f"{b.name} overlaps {a.name} in memory")
+            return
+        addresses = np.array(flat, np.int64)
+        first_output = len(self.in_slots)
+        pairs = overlap.pairs_sharing_elements(
+            addresses + self._lows,
+            addresses + self._highs,
+            lambda k: slots[k].tensor(flat[k]),
+            lambda j, k: k >= first_output,
+        )
+        for j, k in pairs:
+            problems.append(f"{slots[k].name} overlaps {slots[j].name} in memory")
 
     def _bind_device_views(self, given):
         """``bind`` for many CuPy arrays whose layouts are known (a split or join of many parts),
@@ -319,23 +340,8 @@ class Bindings:
             for k, slot in placed:
                 addresses[k] += slot.placed_at
         problems = []
-        _check_overlaps(problems, self.in_slots, self.out_slots, addresses)
+        self._check_overlaps(problems, addresses)
         if problems:
             self.refuse(problems)
         n = len(self.in_slots)
         return "cupy", (addresses[:n], addresses[n:]), (given[:n], given[n:]), functools.reduce(operator.or_, addresses)
-
-
-def _check_overlaps(problems, in_slots, out_slots, flat):
-    """No output shares a byte with another binding (``flat``: inputs' addresses, then outputs')."""
-    if len(flat) == 2:  # one input, one output: without the sweep's bookkeeping
-        (a,), (b,), (x, y) = in_slots, out_slots, flat
-        if x + a.low < y + b.high and y + b.low < x + a.high and overlap.share_an_element(a.tensor(x), b.tensor(y)):
-            problems.append(f"{b.name} overlaps {a.name} in memory")
-        return
-    slots = (*in_slots, *out_slots)
-    extents = [(x + s.low, x + s.high) for s, x in zip(slots, flat)]
-    first_output = len(in_slots)
-    pairs = overlap.pairs_sharing_elements(extents, lambda k: slots[k].tensor(flat[k]), lambda j, k: k >= first_output)
-    for j, k in pairs:
-        problems.append(f"{slots[k].name} overlaps {slots[j].name} in memory")

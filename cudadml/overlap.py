@@ -10,8 +10,6 @@ decides on array headers that point at the addresses but are never read.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 __all__ = ["overlaps_itself", "pairs_sharing_elements", "share_an_element"]
@@ -89,23 +87,26 @@ def share_an_element(a, b) -> bool:
     return bool(np.shares_memory(_header(_BASE + a[0], *a[1:]), _header(_BASE + b[0], *b[1:]), max_work=None))
 
 
-def pairs_sharing_elements(extents, tensor, candidates) -> list[tuple[int, int]]:
+def pairs_sharing_elements(lows, highs, tensor, candidates) -> list[tuple[int, int]]:
     """Pairs ``(j, k)``, ``j < k``, of tensors that share a byte, among those where
     ``candidates(j, k)`` is true.
 
-    ``extents[k]`` is tensor ``k``'s ``[low, high)`` and ``tensor(k)`` its
-    ``(address, itemsize, shape, strides)``, asked for only when its extent meets another's.
-    Extents are swept in address order, so only pairs whose ranges intersect are compared
-    element by element: ``O(n log n)`` plus the intersecting pairs.
+    ``lows``/``highs`` (int64 arrays) are the tensors' extents ``[low, high)`` and
+    ``tensor(k)`` tensor ``k``'s ``(address, itemsize, shape, strides)``, asked for only when
+    its extent meets another's. Extents are sorted by address: when each starts at or after
+    the end of all before it, none meet (one vectorised pass, ``O(n log n)``); otherwise
+    only pairs whose extents intersect are compared element by element.
     """
-    spans = sorted((low, high, k) for k, (low, high) in enumerate(extents))
-    if all(a[1] <= b[0] for a, b in itertools.pairwise(spans)):  # sorted and each ends before the next
+    order = np.argsort(lows, kind="stable")
+    sorted_lows, sorted_highs = lows[order], highs[order]
+    if not np.any(sorted_lows[1:] < np.maximum.accumulate(sorted_highs)[:-1]):
         return []
+    order, sorted_lows, sorted_highs = order.tolist(), sorted_lows.tolist(), sorted_highs.tolist()
     found = []
-    for position, (_, high, j) in enumerate(spans):
+    for position, (j, high) in enumerate(zip(order, sorted_highs)):
         q = position + 1
-        while q < len(spans) and spans[q][0] < high:
-            k = spans[q][2]
+        while q < len(order) and sorted_lows[q] < high:
+            k = order[q]
             pair = (j, k) if j < k else (k, j)
             if candidates(*pair) and share_an_element(tensor(pair[0]), tensor(pair[1])):
                 found.append(pair)
