@@ -47,8 +47,8 @@ def _buffers(rng):
 
 @pytest.mark.parametrize("size", [float("nan"), 16.5, 16.0, None, "16", True])
 def test_binding_sizes_and_offsets_must_be_integers(size, rng):
-    x, y = _buffers(rng)
-    with pytest.raises(TypeError, match="BufferBinding: (offset|size_in_bytes) must be an integer"):
+    _, y = _buffers(rng)
+    with pytest.raises(TypeError, match=r"BufferBinding: (offset|size_in_bytes) must be an integer"):
         if size is None:
             cd.BufferBinding(y, size)  # a None offset
         else:
