@@ -58,6 +58,7 @@ _BINDING_BYTES = 1536
 #: Parts of a split share one allocation, each starting at a multiple of this many bytes.
 _PART_ALIGNMENT = 16
 _NEWEST = FeatureLevel.newest()
+_DTYPE, _SHAPE, _STRIDES = operator.attrgetter("dtype"), operator.attrgetter("shape"), operator.attrgetter("strides")
 
 
 class _Entry:
@@ -198,9 +199,9 @@ def _normalize_axis(axis, ndim, name):
     return axis % ndim
 
 
-def _run(entry, inputs, outputs, stream):
+def _run(entry, inputs, outputs, stream, new_outputs):
     if entry.op is not None:
-        entry.op._execute_known_layouts(inputs, outputs, stream)
+        entry.op._execute_known_layouts(inputs, outputs, stream, new_outputs)
 
 
 def _empty(kind, shape, dtype):
@@ -366,10 +367,11 @@ def _build_join(name, kind, device, dtype, flag, level, axis, layouts, out_layou
 
 def _finish(kind, entry, x, out, dtype, stream):
     """Run a one-result call: allocate the result unless ``out`` is given, then execute."""
-    if out is None:
+    new = out is None
+    if new:
         out = _empty(kind, entry.shapes[0], dtype)
     if entry.op is not None:
-        entry.op._execute_known_layouts([x], [out], stream)
+        entry.op._execute_known_layouts([x], [out], stream, new)
     elif entry.zeros:  # the gradient of an empty selection: nothing was read
         if kind == "cupy" and stream is not None:
             with stream:
@@ -643,10 +645,10 @@ def split(x, split_sizes, axis=0, *, out=None, feature_level=None, stream=None, 
     )
     entry = _CACHE.get(key, _build_split)
     if out is not None:
-        _run(entry, [x], [out[k] for k in entry.bound], stream)
+        _run(entry, [x], [out[k] for k in entry.bound], stream, False)
         return out
     buffer = _empty(kind, (entry.total // x.itemsize,), x.dtype)
-    _run(entry, [x], [buffer] * len(entry.bound), stream)
+    _run(entry, [x], [buffer] * len(entry.bound), stream, True)
     return _parts(kind, buffer, entry, x.dtype)  # built while the GPU copies
 
 
@@ -685,7 +687,7 @@ def join(xs, axis=0, *, out=None, feature_level=None, stream=None, directml_type
     if not xs:
         raise ValueError(f"{name}: needs at least one array to join")
     cupy = sys.modules.get("cupy")
-    if cupy is not None and all(type(a) is cupy.ndarray for a in xs):
+    if cupy is not None and list(map(type, xs)).count(cupy.ndarray) == len(xs):
         kind = "cupy"  # CuPy arrays as they are: the common case, without a call per array
     else:
         arrays = [_input(a, name) for a in xs]
@@ -693,10 +695,11 @@ def join(xs, axis=0, *, out=None, feature_level=None, stream=None, directml_type
         if any(k != kind for k, _ in arrays):
             raise TypeError(f"{name}: arrays mix host (NumPy) and device (CuPy) memory")
         xs = [a for _, a in arrays]
-    dtype = xs[0].dtype
-    if any(a.dtype != dtype for a in xs):
-        k = next(k for k, a in enumerate(xs) if a.dtype != dtype)
-        raise TypeError(f"{name}: xs[{k}] has dtype {xs[k].dtype}, xs[0] has {dtype}")
+    dtypes = list(map(_DTYPE, xs))
+    dtype = dtypes[0]
+    if dtypes.count(dtype) != len(dtypes):
+        k = next(k for k, d in enumerate(dtypes) if d != dtype)
+        raise TypeError(f"{name}: xs[{k}] has dtype {dtypes[k]}, xs[0] has {dtype}")
     if xs[0].ndim == 0:
         raise ValueError(f"{name}: a 0-dimensional array has nothing to join")
     if out is not None:
@@ -709,13 +712,14 @@ def join(xs, axis=0, *, out=None, feature_level=None, stream=None, directml_type
         _flag(directml_types),
         _level(feature_level),
         _normalize_axis(axis, xs[0].ndim, name),
-        tuple([(a.shape, a.strides) for a in xs]),
+        tuple(zip(map(_SHAPE, xs), map(_STRIDES, xs))),
         _out_layout(out),
     )
     entry = _CACHE.get(key, _build_join)
-    if out is None:
+    new = out is None
+    if new:
         out = _empty(kind, entry.shapes[0], dtype)
-    _run(entry, [xs[k] for k in entry.bound], [out], stream)
+    _run(entry, [xs[k] for k in entry.bound], [out], stream, new)
     return out
 
 

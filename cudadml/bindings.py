@@ -130,6 +130,9 @@ def check_layout(slots, where: str) -> None:
 
 
 _cupy_ndarray = None
+_DATA, _PTR, _DEVICE_ID = operator.attrgetter("data"), operator.attrgetter("ptr"), operator.attrgetter("device_id")
+#: Up to this many bindings, overlap is checked pair by pair (cheaper than a sorted sweep).
+_FEW_BINDINGS = 8
 
 
 def _kind(buffer):
@@ -244,19 +247,26 @@ class Bindings:
         self.where, self.device = where, device
         self.in_slots, self.out_slots = tuple(in_slots), tuple(out_slots)
         self.slots = self.in_slots + self.out_slots
-        self._placed = [(k, slot) for k, slot in enumerate(self.slots) if slot.placed_at is not None]
+        self._placed = [k for k, slot in enumerate(self.slots) if slot.placed_at is not None]
+        placed = [self.slots[k] for k in self._placed]
+        # A buffer holding the placed tensors needs their elements at or after its start and
+        # this many bytes.
+        self._placed_fit = all(slot.low >= 0 for slot in placed)
+        self._placed_end = max((slot.placed_at + slot.high for slot in placed), default=0)
         self._lows = np.array([slot.low for slot in self.slots], np.int64)
         self._highs = np.array([slot.high for slot in self.slots], np.int64)
 
     def refuse(self, problems):
         raise BindingError([f"{self.where}: {p}" for p in problems])
 
-    def bind(self, inputs, outputs, layouts_known=False):
+    def bind(self, inputs, outputs, layouts_known=False, new_outputs=False):
         """Check one call's bindings. Returns ``(kind, addresses, owners, address_bits)``:
         addresses and owners as ``(inputs, outputs)`` pairs of lists, and the OR of every
         address (its low bits say which access widths all of them allow). Raises
         ``BindingError`` listing every broken rule (``TypeError`` for a wrong type) before
-        anything runs. ``layouts_known``: the caller matched every view's layout already."""
+        anything runs. ``layouts_known``: the caller matched every view's layout already;
+        ``new_outputs``: the caller allocated the outputs for this call (parts of one buffer at
+        disjoint places), so no output can share a byte with another binding."""
         where, n = self.where, len(self.in_slots)
         if type(inputs) is not list:
             inputs = _as_list(inputs, "inputs", where)
@@ -271,8 +281,8 @@ class Bindings:
                 ]
             )
         given = inputs + outputs
-        if layouts_known and len(given) > 8:
-            bound = self._bind_device_views(given)
+        if layouts_known:
+            bound = self._bind_device_views(given, new_outputs)
             if bound is not None:
                 return bound
         problems = []
@@ -294,7 +304,7 @@ class Bindings:
             addresses.append(address)
             owners.append(owner)
             address_bits |= address
-        if not problems:
+        if not problems and not new_outputs:
             self._check_overlaps(problems, addresses)
         if problems:
             self.refuse(problems)
@@ -302,46 +312,52 @@ class Bindings:
 
     def _check_overlaps(self, problems, flat):
         """No output shares a byte with another binding (``flat``: inputs' addresses, then outputs')."""
-        slots = self.slots
-        if len(flat) == 2:  # one input, one output: without the sweep's bookkeeping
-            (a, b), (x, y) = slots, flat
-            if x + a.low < y + b.high and y + b.low < x + a.high and overlap.share_an_element(a.tensor(x), b.tensor(y)):
-                problems.append(f"{b.name} overlaps {a.name} in memory")
-            return
-        addresses = np.array(flat, np.int64)
-        first_output = len(self.in_slots)
-        pairs = overlap.pairs_sharing_elements(
-            addresses + self._lows,
-            addresses + self._highs,
-            lambda k: slots[k].tensor(flat[k]),
-            lambda j, k: k >= first_output,
-        )
-        for j, k in pairs:
+        slots, first_output = self.slots, len(self.in_slots)
+        if len(flat) <= _FEW_BINDINGS:  # a few: pair by pair, without the sweep's bookkeeping
+            pairs = [
+                (j, k)
+                for k in range(first_output, len(flat))
+                for j in range(k)
+                if flat[j] + slots[j].low < flat[k] + slots[k].high
+                and flat[k] + slots[k].low < flat[j] + slots[j].high
+                and overlap.share_an_element(slots[j].tensor(flat[j]), slots[k].tensor(flat[k]))
+            ]
+        else:
+            addresses = np.array(flat, np.int64)
+            pairs = overlap.pairs_sharing_elements(
+                addresses + self._lows,
+                addresses + self._highs,
+                lambda k: slots[k].tensor(flat[k]),
+                lambda j, k: k >= first_output,
+            )
+        for j, k in sorted(pairs):
             problems.append(f"{slots[k].name} overlaps {slots[j].name} in memory")
 
-    def _bind_device_views(self, given):
-        """``bind`` for many CuPy arrays whose layouts are known (a split or join of many parts),
-        with the per-binding work done as list operations; None when any binding needs the
-        general path (another type, a placed slot, a device that differs), which then
-        reports it."""
-        if _cupy_ndarray is None or any(type(b) is not _cupy_ndarray for b in given):
+    def _bind_device_views(self, given, new_outputs):
+        """``bind`` for CuPy arrays whose layouts are known (the array functions' calls), with
+        the per-binding work done as list operations; None when any binding needs the general
+        path (another type, a placed slot, a device that differs), which then reports it."""
+        if _cupy_ndarray is None or list(map(type, given)).count(_cupy_ndarray) != len(given):
             return None
-        memories = [b.data for b in given]
-        addresses = [m.ptr for m in memories]
-        if self.device is not None and any(m.device_id != self.device for m in memories):
+        memories = list(map(_DATA, given))
+        addresses = list(map(_PTR, memories))
+        if self.device is not None and set(map(_DEVICE_ID, memories)) != {self.device}:
             return None
-        placed = self._placed
-        if placed:  # one buffer holds them all (a split's fresh parts), as a BufferBinding would
-            buffer = given[placed[0][0]]
-            if any(given[k] is not buffer for k, _ in placed) or not buffer.flags.c_contiguous:
+        if self._placed:  # one buffer holds them all (a split's fresh parts), as a BufferBinding would
+            buffer = given[self._placed[0]]
+            if (
+                not self._placed_fit
+                or not all(given[k] is buffer for k in self._placed)
+                or buffer.nbytes < self._placed_end
+                or not buffer.flags.c_contiguous
+            ):
                 return None
-            if not all(_elements_fit(slot, buffer.nbytes - slot.placed_at) for _, slot in placed):
-                return None
-            for k, slot in placed:
-                addresses[k] += slot.placed_at
-        problems = []
-        self._check_overlaps(problems, addresses)
-        if problems:
-            self.refuse(problems)
+            for k in self._placed:
+                addresses[k] += self.slots[k].placed_at
+        if not new_outputs:
+            problems = []
+            self._check_overlaps(problems, addresses)
+            if problems:
+                self.refuse(problems)
         n = len(self.in_slots)
         return "cupy", (addresses[:n], addresses[n:]), (given[:n], given[n:]), functools.reduce(operator.or_, addresses)

@@ -93,10 +93,11 @@ class CompiledOperator:
         """
         self._run(self._bindings.bind(inputs, outputs), stream)
 
-    def _execute_known_layouts(self, inputs, outputs, stream):
+    def _execute_known_layouts(self, inputs, outputs, stream, new_outputs=False):
         """``execute`` for the array functions, whose cache key already matched every view's
-        shape and strides with the slots' (the one rule ``bind`` then skips)."""
-        self._run(self._bindings.bind(inputs, outputs, layouts_known=True), stream)
+        shape and strides with the slots' (the one rule ``bind`` then skips); ``new_outputs``:
+        the outputs were allocated for this call, so they overlap nothing."""
+        self._run(self._bindings.bind(inputs, outputs, True, new_outputs), stream)
 
     def _run(self, bound, stream):
         kind, addresses, owners, address_bits = bound
