@@ -337,12 +337,23 @@ class Bindings:
         """``bind`` for CuPy arrays whose layouts are known (the array functions' calls), with
         the per-binding work done as list operations; None when any binding needs the general
         path (another type, a placed slot, a device that differs), which then reports it."""
-        if _cupy_ndarray is None or list(map(type, given)).count(_cupy_ndarray) != len(given):
-            return None
-        memories = list(map(_DATA, given))
-        addresses = list(map(_PTR, memories))
-        if self.device is not None and set(map(_DEVICE_ID, memories)) != {self.device}:
-            return None
+        device = self.device
+        if len(given) <= _FEW_BINDINGS:  # a plain loop costs less than the list operations
+            addresses = []
+            for b in given:
+                if type(b) is not _cupy_ndarray:
+                    return None
+                memory = b.data
+                if memory.device_id != device and device is not None:
+                    return None
+                addresses.append(memory.ptr)
+        else:
+            if _cupy_ndarray is None or list(map(type, given)).count(_cupy_ndarray) != len(given):
+                return None
+            memories = list(map(_DATA, given))
+            addresses = list(map(_PTR, memories))
+            if device is not None and set(map(_DEVICE_ID, memories)) != {device}:
+                return None
         if self._placed:  # one buffer holds them all (a split's fresh parts), as a BufferBinding would
             buffer = given[self._placed[0]]
             if (
