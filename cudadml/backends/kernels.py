@@ -176,6 +176,10 @@ def _blocks(count: int) -> int:
     return -(-count // (BLOCK * ITEMS))
 
 
+#: Up to this many address fields, a launch rewrites them one by one (cheaper than NumPy).
+_FEW_SLOTS = 16
+
+
 class Launch:
     """One kernel launch with its parameter struct; the buffer addresses come per call.
 
@@ -192,6 +196,10 @@ class Launch:
         self._template = params.tobytes()
         assert len(self._template) % 8 == 0 and all(p % 8 == 0 for p, *_ in slots)
         self._slots = [(int(p) // 8, r, int(b), int(o)) for p, r, b, o in slots]
+        self._many = None
+        if len(self._slots) > _FEW_SLOTS:  # rewritten as one NumPy gather: (words, roles, bindings, offsets)
+            words, roles, bindings, offsets = np.array(self._slots, np.int64).T
+            self._many = (words, roles, bindings, offsets.astype(np.uint64))
         self._functions = {}  # device id -> CUfunction
         self._words = ctypes.c_uint64 * (len(self._template) // 8)
         self._local = threading.local()
@@ -216,7 +224,7 @@ class Launch:
         """This thread's parameter words and the address of the pointer array that holds them."""
         words = self._words.from_buffer_copy(self._template)
         argv = _ONE_POINTER(ctypes.addressof(words))
-        self._local.arguments = arguments = (words, ctypes.addressof(argv), argv)
+        self._local.arguments = arguments = (words, ctypes.addressof(argv), argv, np.frombuffer(words, np.uint64))
         return arguments
 
     def __call__(self, inputs, outputs, stream_ptr):
@@ -225,10 +233,15 @@ class Launch:
         if function is None:
             function = self._functions[device] = self.load().kernel.ptr
         arguments = getattr(self._local, "arguments", None) or self._arguments()
-        words = arguments[0]
-        bound = (inputs, outputs)
-        for word, role, index, offset in self._slots:
-            words[word] = bound[role][index] + offset
+        if self._many is None:
+            words = arguments[0]
+            bound = (inputs, outputs)
+            for word, role, index, offset in self._slots:
+                words[word] = bound[role][index] + offset
+        else:
+            positions, roles, bindings, offsets = self._many
+            flat = np.array(inputs + outputs, np.uint64)
+            arguments[3][positions] = flat[bindings + roles * len(inputs)] + offsets
         _driver.launchKernel(function, self.grid, 1, 1, BLOCK, 1, 1, 0, stream_ptr, arguments[1], 0)
 
     def __repr__(self):
