@@ -8,6 +8,7 @@ checks) are tested here; the operator and array suites run through it with ``xp`
 
 import concurrent.futures
 import os
+import pathlib
 import subprocess
 import time
 import types
@@ -69,6 +70,15 @@ def test_every_specialisation_compiles_with_nvrtc(nvrtc_builds, source_file, arc
     count = len(kernels.all_kernel_names()[source_file])
     assert error is None, f"NVRTC could not compile {source_file} ({count} kernels) for {arch}:\n{error}"
     print(f"{source_file}: {count} kernels for {arch} in {seconds:.1f} s")
+
+
+def test_kernel_sources_are_those_beside_the_imported_package():
+    """A source checkout runs its own kernels_cu/, also where another checkout is installed in
+    editable mode (whose cudadml._kernels would be that checkout's kernels)."""
+    beside = pathlib.Path(cd.__file__).resolve().parents[1] / "kernels_cu"
+    if not beside.is_dir():
+        pytest.skip("cudadml is installed, not imported from a source checkout")
+    assert pathlib.Path(str(kernels.kernel_files())) == beside
 
 
 def _forbid_reference(*args):
