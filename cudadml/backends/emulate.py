@@ -5,8 +5,9 @@ unmodified kernel sources compile with the system C++ compiler (``$CXX``, else `
 shared libraries, cached on disk under ``$CUDADML_CACHE_DIR`` (default ``~/.cache/cudadml``)
 by a hash of their text. ``run`` takes the launches ``kernels.prepare`` made for the GPU and
 runs each with the same kernel, grid, block and parameter struct bytes, block by block and
-thread by thread, reading and writing the NumPy buffers in place. Selected for NumPy inputs
-by ``CUDADML_BACKEND=emulate`` (see ``cudadml.backends.backend_for_host``).
+thread by thread, reading and writing the NumPy buffers in place; every load and every store
+is checked (aligned, and inside the inputs or the outputs' elements). Selected for NumPy
+inputs by ``CUDADML_BACKEND=emulate`` (see ``cudadml.backends.host_backend``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import subprocess
 import tempfile
 import threading
 
-from .. import _memory
 from . import kernels
 
 CXX_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c++17", "-fno-strict-aliasing")
@@ -43,7 +43,12 @@ class _Fault(ctypes.Structure):
     ]
 
 
-_FAULTS = {1: "a misaligned __ldg", 2: "an __ldg outside every input"}
+_FAULTS = {
+    1: "a misaligned __ldg",
+    2: "an __ldg outside every input",
+    3: "a misaligned store",
+    4: "a store outside every output",
+}
 
 
 def compiler() -> str:
@@ -63,9 +68,11 @@ def translation_unit(source_file: str, names) -> str:
         parts.append(
             f"typedef CudadmlParam<decltype({name})>::type cudadml_param_{k};\n"
             f"int cudadml_launch_{k}(const void* params, unsigned long long size, unsigned long long grid,\n"
-            f"        unsigned block, const unsigned long long* ranges, int num_ranges, CudadmlFault* fault) {{\n"
+            f"        unsigned block, const unsigned long long* reads, int num_reads,\n"
+            f"        const unsigned long long* writes, int num_writes, CudadmlFault* fault,\n"
+            f"        unsigned long long* stored) {{\n"
             f"    return cudadml_launch<cudadml_param_{k}>([](const cudadml_param_{k}& p) {{ {name}(p); }},\n"
-            f"                                            params, size, grid, block, ranges, num_ranges, fault);\n"
+            f"        params, size, grid, block, reads, num_reads, writes, num_writes, fault, stored);\n"
             f"}}\n"
             f"unsigned long long cudadml_param_size_{k}() {{ return sizeof(cudadml_param_{k}); }}"
         )
@@ -90,7 +97,10 @@ class Library:
                 ctypes.c_uint,
                 ctypes.POINTER(ctypes.c_ulonglong),
                 ctypes.c_int,
+                ctypes.POINTER(ctypes.c_ulonglong),
+                ctypes.c_int,
                 ctypes.POINTER(_Fault),
+                ctypes.POINTER(ctypes.c_ulonglong),
             ]
             size = getattr(self._dll, f"cudadml_param_size_{k}")
             size.restype = ctypes.c_ulonglong
@@ -158,23 +168,39 @@ def build_all(workers: int | None = None) -> list[Library]:
         return list(pool.map(lambda key: library(*key), keys))
 
 
-def run(launches, inputs, outputs) -> None:
-    """Run ``launches`` on host memory; ``inputs``/``outputs`` are ``(owner, address)`` pairs.
+def run(launches, inputs, outputs, readable, writable) -> int:
+    """Run ``launches`` on host memory; returns the bytes that their stores wrote.
 
-    Each launch gets the struct bytes ``launch.struct_bytes`` builds for these addresses, which is what a
-    GPU launch gets. Kernels may read only the inputs' owners' bytes (``__ldg`` checks).
+    ``inputs`` and ``outputs`` are the bindings' byte addresses; each launch gets the struct
+    bytes ``launch.struct_bytes`` builds for them, which is what a GPU launch gets. Kernels may
+    load only from the ``[low, high)`` byte ranges of ``readable`` and store only into those of
+    ``writable``; a load or store outside them, or not aligned to its width, is a fault.
+
+    Raises
+    ------
+    EmulationError
+        For a fault (naming the kernel, the access, its address, block and thread), a struct
+        whose size differs in C++, or a launch configuration that a GPU refuses.
     """
-    in_addresses = [a for _, a in inputs]
-    out_addresses = [a for _, a in outputs]
-    extents = [_memory.byte_extent(owner) for owner, _ in inputs]
-    ranges = (ctypes.c_ulonglong * (2 * len(extents)))(*(x for extent in extents for x in extent))
+    reads = _ranges(readable)
+    writes = _ranges(writable)
+    stored_total = 0
     for launch in launches:
         library = library_for(launch.name)
-        params = bytes(launch.struct_bytes(in_addresses, out_addresses))
-        fault = _Fault()
+        params = bytes(launch.struct_bytes(inputs, outputs))
+        fault, stored = _Fault(), ctypes.c_ulonglong()
         with _LOCK:
             status = library.launch[launch.name](
-                params, len(params), launch.grid, kernels.BLOCK, ranges, len(extents), ctypes.byref(fault)
+                params,
+                len(params),
+                launch.grid,
+                kernels.BLOCK,
+                reads,
+                len(readable),
+                writes,
+                len(writable),
+                ctypes.byref(fault),
+                ctypes.byref(stored),
             )
         if status == -1:
             raise EmulationError(
@@ -190,3 +216,9 @@ def run(launches, inputs, outputs) -> None:
                 f"{launch.name}: {_FAULTS.get(fault.kind, f'fault {fault.kind}')} at address "
                 f"{fault.address:#x} in block {fault.block}, thread {fault.thread}"
             )
+        stored_total += stored.value
+    return stored_total
+
+
+def _ranges(pairs):
+    return (ctypes.c_ulonglong * (2 * len(pairs)))(*(int(x) for pair in pairs for x in pair))
