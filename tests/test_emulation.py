@@ -12,6 +12,8 @@ import os
 import pathlib
 import re
 import subprocess
+import sys
+import threading
 import time
 import types
 
@@ -491,3 +493,170 @@ def test_unaligned_arrays_in_and_out_with_checked_stores(emulation_libraries, mo
             assert out.tobytes() == np.ascontiguousarray(want).tobytes(), name
             assert np.all(raw[: 64 + shift] == POISON) and np.all(raw[64 + shift + out.nbytes :] == POISON), name
     assert x.tobytes() == host.tobytes()
+
+
+# ---- the library cache --------------------------------------------------------------------------
+
+#: Libraries of one kernel each (a fraction of a second to build), keyed by element width.
+ONE_KERNEL = {e: ("slice_grad.cu", (f"slice_grad<{e}, 1, int, 1>",)) for e in (1, 2, 4, 8)}
+
+
+def _check_library(library, names):
+    for name in names:
+        assert library.param_size[name] == _params_dtype(name).itemsize, name
+
+
+def _cache_files(directory):
+    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+
+
+def _entries(directory, keys):
+    """The files that a cache holding the libraries of ``keys`` (of ``ONE_KERNEL``) has: nothing else."""
+    paths = [emulate.cache_entry(*ONE_KERNEL[k], directory)[0] for k in keys]
+    return sorted(name for p in paths for name in (p.name, p.with_suffix(".cpp").name))
+
+
+@pytest.mark.emulate
+def test_threads_building_into_a_fresh_cache_all_succeed(tmp_path):
+    directory = tmp_path / "cache"
+    keys = [1, 2, 4, 8] * 4
+    barrier = threading.Barrier(len(keys))
+
+    def build(key):
+        barrier.wait()
+        return emulate.load(*ONE_KERNEL[key], directory)
+
+    with concurrent.futures.ThreadPoolExecutor(len(keys)) as pool:
+        libraries = list(pool.map(build, keys))
+    for key, library in zip(keys, libraries):
+        _check_library(library, ONE_KERNEL[key][1])
+    assert _cache_files(directory) == _entries(directory, {1, 2, 4, 8})
+
+
+BUILDER = """
+import os, sys, time
+from cudadml.backends import emulate
+source_file, name, directory, go = sys.argv[1:]
+print("ready", flush=True)
+while not os.path.exists(go):
+    time.sleep(0.001)
+library = emulate.load(source_file, (name,), directory)
+print(library.param_size[name])
+"""
+
+
+@pytest.mark.emulate
+def test_processes_building_into_one_fresh_cache_all_succeed(tmp_path):
+    """Twelve processes build the same two libraries into one new cache at once."""
+    directory, go = tmp_path / "cache", tmp_path / "go"
+    root = str(pathlib.Path(cd.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    keys = [4, 8] * 6
+    processes = []
+    try:
+        for key in keys:
+            source_file, (name,) = ONE_KERNEL[key]
+            processes.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", BUILDER, source_file, name, str(directory), str(go)],
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            )
+        for process in processes:
+            assert process.stdout.readline() == "ready\n", process.communicate()[1]
+        go.touch()  # all released together
+        for key, process in zip(keys, processes):
+            out, err = process.communicate(timeout=120)
+            assert process.returncode == 0, err
+            assert int(out) == _params_dtype(ONE_KERNEL[key][1][0]).itemsize
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert _cache_files(directory) == _entries(directory, {4, 8})
+    _check_library(emulate.load(*ONE_KERNEL[4], directory), ONE_KERNEL[4][1])
+    assert _cache_files(directory) == _entries(directory, {4, 8})
+
+
+@pytest.mark.emulate
+@pytest.mark.parametrize("where", ["root", "directory", "read-only"])
+def test_an_unusable_cache_directory_is_named(tmp_path, monkeypatch, where):
+    """CUDADML_CACHE_DIR a file, its emulate/ directory a file, or a directory nobody may write."""
+    root = tmp_path / "cache"
+    if where == "root":
+        root.write_text("not a directory")
+    elif where == "directory":
+        root.mkdir()
+        (root / "emulate").write_text("not a directory")
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root may write any directory")
+        (root / "emulate").mkdir(parents=True)
+        (root / "emulate").chmod(0o555)
+    monkeypatch.setenv("CUDADML_CACHE_DIR", str(root))
+    with pytest.raises(emulate.EmulationError, match=re.escape(f"cache directory {root / 'emulate'} is unusable")):
+        emulate.load(*ONE_KERNEL[4])
+
+
+@pytest.mark.emulate
+def test_a_failed_build_leaves_nothing_in_the_cache(tmp_path):
+    directory = tmp_path / "cache"
+    with pytest.raises(emulate.EmulationError, match=r"could not compile the emulated strided_copy\.cu"):
+        emulate.load("strided_copy.cu", ("no_such_kernel<4>",), directory)
+    assert _cache_files(directory) == []
+
+
+EMPTY_LIBRARY_CXX = """#!/bin/sh
+# Compiles an empty translation unit into the -o file, whatever it was asked to compile
+# (what a builder whose source was truncated under it makes).
+out=
+prev=
+for a in "$@"; do
+    if [ "$prev" = "-o" ]; then out=$a; fi
+    prev=$a
+done
+printf '' | exec {cxx} -shared -fPIC -x c++ -o "$out" -
+"""
+
+
+@pytest.mark.emulate
+def test_a_library_without_its_symbols_is_never_cached(tmp_path, monkeypatch):
+    script = tmp_path / "empty-cxx"
+    script.write_text(EMPTY_LIBRARY_CXX.format(cxx=emulate.compiler()))
+    script.chmod(0o755)
+    monkeypatch.setenv("CXX", str(script))
+    directory = tmp_path / "cache"
+    with pytest.raises(emulate.EmulationError, match=r"built a library .* that cannot be used: .*cudadml_launch_0"):
+        emulate.load(*ONE_KERNEL[4], directory)
+    assert _cache_files(directory) == []
+
+
+@pytest.mark.emulate
+@pytest.mark.parametrize("broken", ["garbage", "no symbols"])
+def test_a_broken_cached_library_is_rebuilt(tmp_path, broken):
+    """A cached library that does not load, or loads without its symbols (and so stays loaded
+    under the cache's name), is replaced by a good one, which this process runs."""
+    directory = tmp_path / "cache"
+    directory.mkdir()
+    path = emulate.cache_entry(*ONE_KERNEL[2], directory)[0]
+    if broken == "garbage":
+        path.write_bytes(b"\x7fELF truncated")
+    else:
+        subprocess.run(
+            [emulate.compiler(), "-shared", "-fPIC", "-x", "c++", "-o", str(path), "-"],
+            input="",
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        import ctypes
+
+        ctypes.CDLL(str(path))  # now the dynamic loader answers this path with the empty library
+    library = emulate.load(*ONE_KERNEL[2], directory)
+    _check_library(library, ONE_KERNEL[2][1])
+    assert b"cudadml_launch_0" in path.read_bytes()
+    assert _cache_files(directory) == _entries(directory, {2})

@@ -8,11 +8,18 @@ runs each with the same kernel, grid, block and parameter struct bytes, block by
 thread by thread, reading and writing the NumPy buffers in place; every load and every store
 is checked (aligned, and inside the inputs or the outputs' elements). Selected for NumPy
 inputs by ``CUDADML_BACKEND=emulate`` (see ``cudadml.backends.host_backend``).
+
+The cache is shared by threads and processes: each build writes its source and library
+under names of its own, checks that the library loads with every symbol it should have, and
+only then renames both into place (``os.replace``, atomic), so no builder ever sees a partial
+or foreign file under a final name, and a failed build leaves nothing behind. A library found
+in the cache that does not load, or lacks a symbol, is rebuilt.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -81,7 +88,11 @@ def translation_unit(source_file: str, names) -> str:
 
 
 class Library:
-    """One compiled group of specialisations: ``launch[name]`` and ``param_size[name]``."""
+    """One compiled group of specialisations: ``launch[name]`` and ``param_size[name]``.
+
+    Raises ``OSError`` when ``path`` is not a library the host can load, and ``AttributeError``
+    when it lacks a wrapper of ``names``.
+    """
 
     def __init__(self, path, names):
         self.path = path
@@ -107,37 +118,84 @@ class Library:
             self.launch[name], self.param_size[name] = f, size()
 
 
-@functools.cache
-def library(source_file: str, names: tuple[str, ...]) -> Library:
-    """The library of ``names`` (specialisations in ``source_file``), built unless cached."""
+def cache_entry(source_file: str, names: tuple[str, ...], directory=None):
+    """``(path, text, command)``: where the library of ``names`` lives in ``directory`` (by
+    default ``cache_dir()``), the translation unit it is built from, and the compiler command."""
     text = translation_unit(source_file, names)
     command = [compiler(), *CXX_FLAGS]
     key = hashlib.sha256(repr((command, text)).encode()).hexdigest()[:32]
-    directory = cache_dir()
-    path = directory / f"{key}.so"
-    if not path.exists():
+    return pathlib.Path(cache_dir() if directory is None else directory) / f"{key}.so", text, command
+
+
+_building: dict[pathlib.Path, threading.Lock] = {}  # per library path: one build per process at a time
+_building_lock = threading.Lock()
+
+
+@functools.cache
+def library(source_file: str, names: tuple[str, ...]) -> Library:
+    """The library of ``names`` (specialisations in ``source_file``), built unless cached."""
+    return load(source_file, names)
+
+
+def load(source_file: str, names: tuple[str, ...], directory=None) -> Library:
+    """``library`` without the per-process memo, in ``directory`` (default ``cache_dir()``):
+    the cached library if it loads with all its symbols, else one built now and cached."""
+    path, text, command = cache_entry(source_file, names, directory)
+    with _building_lock:
+        lock = _building.setdefault(path, threading.Lock())
+    with lock:  # threads of this process wait for one build; other processes build their own
+        if path.exists():
+            try:
+                return Library(path, names)
+            except (OSError, AttributeError):
+                pass  # truncated, foreign or stale: rebuilt below, and loaded under another name
+        return _build(source_file, names, path, text, command)
+
+
+def _build(source_file, names, path, text, command) -> Library:
+    directory = path.parent
+    try:
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / f"{key}.cpp").write_text(text)  # kept beside the library, for debugging
-        # Built under a temporary name and renamed, so concurrent builders never load half a file.
-        fd, temporary = tempfile.mkstemp(suffix=".so", dir=directory)
+        fd, source = tempfile.mkstemp(prefix=f"{path.stem}.", suffix=".cpp", dir=directory)
+    except OSError as e:
+        raise EmulationError(
+            f"the emulation cache directory {directory} is unusable ({e.strerror or e}); "
+            f"set CUDADML_CACHE_DIR to a writable directory"
+        ) from None
+    built = None
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        fd, built = tempfile.mkstemp(prefix=f"{path.stem}.", suffix=".so", dir=directory)
         os.close(fd)
         try:
-            result = subprocess.run(
-                [*command, "-x", "c++", "-o", temporary, str(directory / f"{key}.cpp")], capture_output=True, text=True
-            )
+            result = subprocess.run([*command, "-x", "c++", "-o", built, source], capture_output=True, text=True)
         except FileNotFoundError:
-            os.unlink(temporary)
             raise EmulationError(
                 f"no C++ compiler {command[0]!r} (set CXX, or install g++) to emulate the kernels of {source_file}"
             ) from None
         if result.returncode:
-            os.unlink(temporary)
             raise EmulationError(
-                f"{command[0]} could not compile the emulated {source_file} "
-                f"({len(names)} kernels, source {directory / key}.cpp):\n{result.stderr}"
+                f"{command[0]} could not compile the emulated {source_file} ({len(names)} kernels):\n{result.stderr}"
             )
-        os.replace(temporary, path)
-    return Library(path, names)
+        # Loaded under its temporary name: a broken library that was found at ``path`` may be
+        # loaded already, and the dynamic loader would hand that one back for ``path``.
+        try:
+            library = Library(built, names)
+        except (OSError, AttributeError) as e:
+            raise EmulationError(
+                f"{command[0]} built a library of the emulated {source_file} ({len(names)} kernels) "
+                f"that cannot be used: {e}"
+            ) from None
+        os.replace(source, path.with_suffix(".cpp"))  # kept beside the library, for debugging
+        os.replace(built, path)
+        library.path = path
+        return library
+    finally:
+        for leftover in (source, built):
+            if leftover is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(leftover)
 
 
 @functools.cache
