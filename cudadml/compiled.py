@@ -54,7 +54,7 @@ class CompiledOperator:
                 Slot(f"outputs[{k}]", size, *v[:2], placed_at=p) for k, (v, p) in enumerate(zip(out_views, placed_at))
             ]
             check_layout(self._out, f"{desc.NAME}.execute")
-        self._prepared = {}  # backend -> what its prepare(plan) returned
+        self._prepared = {}  # backend -> what its prepare(plan, out_extents) returned
         if load and gpu_status()[0]:  # compile the kernels now, so execute() never waits for NVRTC
             import cupy
 
@@ -66,7 +66,8 @@ class CompiledOperator:
     def _prepared_for(self, backend):
         prepared = self._prepared.get(backend)
         if prepared is None:
-            prepared = self._prepared[backend] = backend.prepare(self.plan)
+            out_extents = [(slot.low, slot.high) for slot in self._out]
+            prepared = self._prepared[backend] = backend.prepare(self.plan, out_extents)
         return prepared
 
     def __repr__(self):

@@ -85,6 +85,11 @@ class CopyPlan:
     element_size: int
     jobs: tuple[CopyJob, ...]
 
+    @property
+    def output_bytes(self) -> int:
+        """Bytes of the output elements that the copies write (jobs never share an element)."""
+        return self.element_size * sum(j.count for j in self.jobs)
+
     def simplified(self) -> CopyPlan:
         return CopyPlan(self.element_size, tuple(j.simplified() for j in self.jobs))
 
@@ -121,6 +126,14 @@ class SliceGradPlan:
     counts: tuple[int, ...]
     in_strides: tuple[int, ...]
     in_offset: int = 0
+
+    @property
+    def output_bytes(self) -> int:
+        """Bytes of the output gradient's elements: every one is written, read or not."""
+        n = self.element_size
+        for s in self.sizes:
+            n *= s
+        return n
 
     def simplified(self) -> SliceGradPlan:
         in_offset = self.in_offset

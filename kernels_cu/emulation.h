@@ -3,21 +3,26 @@
 //
 // Provides: threadIdx, blockIdx, blockDim, gridDim; __global__, __device__, __forceinline__,
 // __launch_bounds__, __grid_constant__; uint4 and make_uint4; __ldg, __umulhi and
-// __funnelshift_r with CUDA's definitions; cudadml_launch, the launch loop; and a record of
-// the first fault (an __ldg that is misaligned or outside the inputs), which a GPU would
-// report as an illegal or misaligned address.
+// __funnelshift_r with CUDA's definitions; store (common.cuh's, checked: CUDADML_EMULATED
+// tells common.cuh not to define its plain one); cudadml_launch, the launch loop; and a
+// record of the first fault (an __ldg that is misaligned or outside the inputs, a store that
+// is misaligned or outside the outputs), which a GPU would report as an illegal or
+// misaligned address.
 // Deliberately absent: __syncthreads, __shared__, warp intrinsics and atomics. Threads run
 // one after another to completion, which is a valid schedule only for kernels without them,
 // so a kernel that starts using one fails to build here rather than run unfaithfully.
 // Supplied by Python (cudadml/backends/emulate.py): per kernel specialisation, an extern "C"
 // wrapper that calls cudadml_launch with the parameter struct's bytes (the very bytes a GPU
-// launch gets), the grid, BLOCK, and the byte ranges of the inputs, which __ldg may read.
+// launch gets), the grid, BLOCK, the byte ranges of the inputs, which __ldg may read, and
+// those of the outputs' elements, which store may write.
 // Loaded by cudadml.backends.emulate: prepended to a kernel source (kernel_source(), includes
 // inlined) and compiled with g++ -O2 -fno-strict-aliasing (the kernels type-pun through
 // unsigned char, uint4 and element words) into a shared library loaded with ctypes.
 #pragma once
 
 #include <cstring>
+
+#define CUDADML_EMULATED 1
 
 struct uint3 {
     unsigned x, y, z;
@@ -43,29 +48,48 @@ struct alignas(16) uint4 {
 };
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
 
-// The first fault of a launch: kind 1 = misaligned __ldg, 2 = __ldg outside every read range.
+// The first fault of a launch: kind 1 = misaligned __ldg, 2 = __ldg outside every read range,
+// 3 = misaligned store, 4 = store outside every write range.
 struct CudadmlFault {
     int kind;
     unsigned block, thread;
     unsigned long long address;
 };
 static CudadmlFault cudadml_fault;
-static const unsigned long long* cudadml_ranges;  // [low, high) byte pairs the kernel may read
-static int cudadml_num_ranges;
+static const unsigned long long* cudadml_reads;  // [low, high) byte pairs the kernel may read
+static int cudadml_num_reads;
+static const unsigned long long* cudadml_writes;  // [low, high) byte pairs the kernel may write
+static int cudadml_num_writes;
+static unsigned long long cudadml_stored;  // bytes written by the launch's stores
+
+// 0 when the T at a is aligned to sizeof(T) (which CUDA requires of every access) and lies
+// inside one of the ranges; else the fault kind, which is also recorded if it is the first.
+template <typename T>
+inline int cudadml_check(unsigned long long a, const unsigned long long* ranges, int num_ranges, int misaligned) {
+    int kind = a % sizeof(T) ? misaligned : misaligned + 1;
+    for (int r = 0; kind == misaligned + 1 && r < num_ranges; ++r) {
+        if (a >= ranges[2 * r] && a + sizeof(T) <= ranges[2 * r + 1]) kind = 0;
+    }
+    if (kind != 0 && cudadml_fault.kind == 0) cudadml_fault = CudadmlFault{kind, blockIdx.x, threadIdx.x, a};
+    return kind;
+}
 
 // A faulting load returns zeros (a GPU would abort the launch); the launcher then raises.
 template <typename T>
 inline T __ldg(const T* p) {
-    const unsigned long long a = reinterpret_cast<unsigned long long>(p);
-    int kind = a % alignof(T) ? 1 : 2;
-    for (int r = 0; kind == 2 && r < cudadml_num_ranges; ++r) {
-        if (a >= cudadml_ranges[2 * r] && a + sizeof(T) <= cudadml_ranges[2 * r + 1]) kind = 0;
-    }
-    if (kind == 0) return *p;
-    if (cudadml_fault.kind == 0) cudadml_fault = CudadmlFault{kind, blockIdx.x, threadIdx.x, a};
+    if (cudadml_check<T>(reinterpret_cast<unsigned long long>(p), cudadml_reads, cudadml_num_reads, 1) == 0) return *p;
     T zero;
     std::memset(&zero, 0, sizeof(T));
     return zero;
+}
+
+// A faulting store writes nothing (a GPU would abort the launch); the launcher then raises.
+template <typename T>
+inline void store(T* p, T v) {
+    if (cudadml_check<T>(reinterpret_cast<unsigned long long>(p), cudadml_writes, cudadml_num_writes, 3) == 0) {
+        *p = v;
+        cudadml_stored += sizeof(T);
+    }
 }
 
 // The high 32 bits of the 64-bit product.
@@ -85,18 +109,24 @@ struct CudadmlParam<void(P)> {
 };
 
 // Launch kernel(params) on grid x block threads: blockIdx.x over [0, grid), and within each
-// block threadIdx.x over [0, block). Returns 0; -1 when size is not sizeof(P) (the host and
-// NumPy disagree on the struct's layout); -2 for a configuration a GPU refuses; or the kind
-// of the first fault, described in *fault.
+// block threadIdx.x over [0, block); reads and writes hold num_reads and num_writes [low, high)
+// byte pairs. Returns 0; -1 when size is not sizeof(P) (the host and NumPy disagree on the
+// struct's layout); -2 for a configuration a GPU refuses; or the kind of the first fault,
+// described in *fault. *stored receives the bytes that the launch's stores wrote.
 template <typename P, typename Kernel>
 int cudadml_launch(Kernel kernel, const void* params, unsigned long long size, unsigned long long grid,
-                   unsigned block, const unsigned long long* ranges, int num_ranges, CudadmlFault* fault) {
+                   unsigned block, const unsigned long long* reads, int num_reads,
+                   const unsigned long long* writes, int num_writes, CudadmlFault* fault,
+                   unsigned long long* stored) {
     if (size != sizeof(P)) return -1;
     if (grid < 1 || grid > 0x7fffffffull || block < 1 || block > 1024) return -2;
     P p;
     std::memcpy(&p, params, sizeof(P));
-    cudadml_ranges = ranges;
-    cudadml_num_ranges = num_ranges;
+    cudadml_reads = reads;
+    cudadml_num_reads = num_reads;
+    cudadml_writes = writes;
+    cudadml_num_writes = num_writes;
+    cudadml_stored = 0;
     cudadml_fault = CudadmlFault{0, 0, 0, 0};
     gridDim = dim3{(unsigned)grid, 1, 1};
     blockDim = dim3{block, 1, 1};
@@ -109,5 +139,6 @@ int cudadml_launch(Kernel kernel, const void* params, unsigned long long size, u
         }
     }
     *fault = cudadml_fault;
+    *stored = cudadml_stored;
     return cudadml_fault.kind;
 }

@@ -85,11 +85,11 @@ slice_grad(const __grid_constant__ GradParams<I, R> p) {
             W* lanes = reinterpret_cast<W*>(&packed);
 #pragma unroll
             for (int v = 0; v < V; ++v) lanes[v] = value[v];
-            *reinterpret_cast<uint4*>(out) = packed;
+            store(reinterpret_cast<uint4*>(out), packed);
         } else {
 #pragma unroll
             for (int v = 0; v < V; ++v) {
-                if (first + v < p.inner) out[v * p.dst_strides[R - 1]] = value[v];
+                if (first + v < p.inner) store(out + v * p.dst_strides[R - 1], value[v]);
             }
         }
     }

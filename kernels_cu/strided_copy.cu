@@ -76,7 +76,7 @@ gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
     }
 #pragma unroll
     for (int k = 0; k < CUDADML_ITEMS; ++k) {
-        if (base + (I)k * CUDADML_BLOCK < job.count) dst[target[k]] = value[k];
+        if (base + (I)k * CUDADML_BLOCK < job.count) store(dst + target[k], value[k]);
     }
 }
 
@@ -162,12 +162,15 @@ gather_rows(const __grid_constant__ CopyBatch<I, R, J> batch) {
         } else {
             // A partial chunk at a row end: element by element (both ends are element-aligned).
             for (u64 a = lo; a < hi; a += E) {
-                *reinterpret_cast<W*>(a) = __ldg(reinterpret_cast<const W*>(from + (a - lo)));
+                // The load before the store's address, as an assignment orders them: the same
+                // code as `*(W*)a = __ldg(...)` (function arguments would be unsequenced).
+                const W v = __ldg(reinterpret_cast<const W*>(from + (a - lo)));
+                store(reinterpret_cast<W*>(a), v);
             }
         }
     }
 #pragma unroll
     for (int k = 0; k < CUDADML_ITEMS; ++k) {
-        if (target[k] != nullptr) *target[k] = value[k];
+        if (target[k] != nullptr) store(target[k], value[k]);
     }
 }

@@ -7,8 +7,13 @@ checks) are tested here; the operator and array suites run through it with ``xp`
 """
 
 import concurrent.futures
+import dataclasses
 import os
+import pathlib
+import re
 import subprocess
+import sys
+import threading
 import time
 import types
 
@@ -16,8 +21,9 @@ import numpy as np
 import pytest
 
 import cudadml as cd
-from cudadml.backends import emulate, kernels, reference
-from cudadml.testing import emulated
+from cudadml._memory import byte_extent
+from cudadml.backends import EMULATE, emulate, kernels, reference
+from cudadml.testing import POISON, TensorBuffer, aligned_empty, emulated, random_array
 
 ARCHS = ("sm_75", "sm_80", "sm_90")
 SOURCES = tuple(kernels.all_kernel_names())
@@ -71,6 +77,42 @@ def test_every_specialisation_compiles_with_nvrtc(nvrtc_builds, source_file, arc
     print(f"{source_file}: {count} kernels for {arch} in {seconds:.1f} s")
 
 
+STORE_PROBE = r"""
+extern "C" __global__ void probe_1(unsigned char* p, unsigned char v) { STORE(p + threadIdx.x, v); }
+extern "C" __global__ void probe_2(unsigned short* p, unsigned short v) { STORE(p + threadIdx.x, v); }
+extern "C" __global__ void probe_4(unsigned* p, unsigned v) { STORE(p + threadIdx.x, v); }
+extern "C" __global__ void probe_8(unsigned long long* p, unsigned long long v) { STORE(p + threadIdx.x, v); }
+extern "C" __global__ void probe_16(uint4* p, uint4 v) { STORE(p + threadIdx.x, v); }
+"""
+
+
+def test_store_is_a_plain_store_under_nvrtc():
+    """common.cuh's store costs nothing on a GPU: the same PTX as assigning through the pointer."""
+    nvrtc = _nvrtc()
+
+    def ptx(store):
+        source = kernels.kernel_source("common.cuh") + f"#define STORE(p, v) {store}\n" + STORE_PROBE
+        program = nvrtc.createProgram(source, "store_probe.cu", [], [])
+        try:
+            nvrtc.compileProgram(program, [*kernels.OPTIONS, "--gpu-architecture=sm_90"])
+            return nvrtc.getPTX(program)
+        finally:
+            nvrtc.destroyProgram(program)
+
+    checked = ptx("store(p, v)")
+    assert checked == ptx("(*(p) = (v))")
+    assert all(f"st.global.{op}" in str(checked) for op in ("u8", "u16", "u32", "u64", "v4.u32"))
+
+
+def test_kernel_sources_are_those_beside_the_imported_package():
+    """A source checkout runs its own kernels_cu/, also where another checkout is installed in
+    editable mode (whose cudadml._kernels would be that checkout's kernels)."""
+    beside = pathlib.Path(cd.__file__).resolve().parents[1] / "kernels_cu"
+    if not beside.is_dir():
+        pytest.skip("cudadml is installed, not imported from a source checkout")
+    assert pathlib.Path(str(kernels.kernel_files())) == beside
+
+
 def _forbid_reference(*args):
     raise AssertionError("the reference backend ran")
 
@@ -99,6 +141,25 @@ extern "C" unsigned probe_umulhi(unsigned a, unsigned b) { return __umulhi(a, b)
 extern "C" unsigned probe_funnelshift_r(unsigned lo, unsigned hi, unsigned s) { return __funnelshift_r(lo, hi, s); }
 extern "C" int probe_div_fast(int n, int d, unsigned m, unsigned s) { return div_fast(n, d, m, s); }
 extern "C" unsigned long long probe_sizeof_uint4() { return sizeof(uint4) * 100 + alignof(uint4); }
+// One store of width bytes (1, 2, 4, 8, or 16 as a uint4) of 0x11 bytes at address, with the
+// num_ranges [low, high) pairs of ranges writable. Returns the fault kind; *stored the bytes written.
+extern "C" int probe_store(int width, unsigned long long address, const unsigned long long* ranges, int num_ranges,
+                           unsigned long long* stored) {
+    cudadml_writes = ranges;
+    cudadml_num_writes = num_ranges;
+    cudadml_stored = 0;
+    cudadml_fault = CudadmlFault{0, 0, 0, 0};
+    switch (width) {
+        case 1: store(reinterpret_cast<unsigned char*>(address), (unsigned char)0x11); break;
+        case 2: store(reinterpret_cast<unsigned short*>(address), (unsigned short)0x1111); break;
+        case 4: store(reinterpret_cast<unsigned*>(address), 0x11111111u); break;
+        case 8: store(reinterpret_cast<unsigned long long*>(address), 0x1111111111111111ull); break;
+        default: store(reinterpret_cast<uint4*>(address), make_uint4(0x11111111u, 0x11111111u, 0x11111111u,
+                                                                      0x11111111u));
+    }
+    *stored = cudadml_stored;
+    return cudadml_fault.kind;
+}
 """
 
 
@@ -125,6 +186,14 @@ def probes(tmp_path_factory):
     dll.probe_div_fast.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint, ctypes.c_uint]
     dll.probe_umulhi.argtypes = [ctypes.c_uint] * 2
     dll.probe_funnelshift_r.argtypes = [ctypes.c_uint] * 3
+    dll.probe_store.restype = ctypes.c_int
+    dll.probe_store.argtypes = [
+        ctypes.c_int,
+        ctypes.c_ulonglong,
+        ctypes.POINTER(ctypes.c_ulonglong),
+        ctypes.c_int,
+        ctypes.POINTER(ctypes.c_ulonglong),
+    ]
     return dll
 
 
@@ -155,6 +224,31 @@ def test_div_fast_with_the_hosts_magic_numbers(probes, rng):
         for n in [0, 1, d - 1, d, d + 1, 2 * d - 1, 2**31 - 1, *rng.integers(0, 2**31, 20).tolist()]:
             if 0 <= n < 2**31:
                 assert probes.probe_div_fast(n, d, m, s) == n // d, (n, d)
+
+
+@pytest.mark.emulate
+def test_store_checks_alignment_and_outputs_at_every_width(probes):
+    """emulation.h's store: 3 = misaligned, 4 = not inside one writable range (two adjacent
+    ranges are not one); a faulting store writes nothing."""
+    import ctypes
+
+    buffer = aligned_empty(64)
+    base = buffer.ctypes.data
+    writable = [(16, 30), (30, 48)]
+    ranges = (ctypes.c_ulonglong * 4)(*(base + x for pair in writable for x in pair))
+    for width in (1, 2, 4, 8, 16):
+        for offset in range(64 - width + 1):
+            buffer[...] = 0
+            stored = ctypes.c_ulonglong()
+            kind = probes.probe_store(width, base + offset, ranges, 2, ctypes.byref(stored))
+            inside = any(low <= offset and offset + width <= high for low, high in writable)
+            expected = 3 if offset % width else 0 if inside else 4
+            assert kind == expected, (width, offset)
+            written = np.zeros(64, np.uint8)
+            if expected == 0:
+                written[offset : offset + width] = 0x11
+            assert np.array_equal(buffer, written), (width, offset)
+            assert stored.value == (width if expected == 0 else 0)
 
 
 # ---- the launcher -------------------------------------------------------------------------------
@@ -189,11 +283,19 @@ def _plan_launch(x, out):
     return launch
 
 
+def _bound(x, out, x_at=None, out_at=None):
+    """``emulate.run``'s arguments after the launches: ``x`` read at ``x_at`` and ``out`` written at
+    ``out_at`` (by default their own addresses), with their own bytes readable and writable."""
+    x_at = x.ctypes.data if x_at is None else x_at
+    out_at = out.ctypes.data if out_at is None else out_at
+    return [x_at], [out_at], [byte_extent(x)], [byte_extent(out)]
+
+
 @pytest.mark.emulate
 def test_launch_checks_struct_size_and_configuration():
     x, out = np.arange(40, dtype=np.int32).reshape(4, 10), np.zeros((4, 3), np.int32)
     launch = _plan_launch(x, out)
-    emulate.run([launch], [(x, x.ctypes.data)], [(out, out.ctypes.data)])
+    emulate.run([launch], *_bound(x, out))
     assert np.array_equal(out, x[:, 1:7:2])
 
     def shortened(inputs, outputs):
@@ -201,10 +303,10 @@ def test_launch_checks_struct_size_and_configuration():
 
     fake = types.SimpleNamespace(name=launch.name, grid=launch.grid, struct_bytes=shortened)
     with pytest.raises(emulate.EmulationError, match="bytes in NumPy"):
-        emulate.run([fake], [(x, x.ctypes.data)], [(out, out.ctypes.data)])
+        emulate.run([fake], *_bound(x, out))
     fake = types.SimpleNamespace(name=launch.name, grid=0, struct_bytes=launch.struct_bytes)
     with pytest.raises(emulate.EmulationError, match="invalid launch configuration"):
-        emulate.run([fake], [(x, x.ctypes.data)], [(out, out.ctypes.data)])
+        emulate.run([fake], *_bound(x, out))
 
 
 @pytest.mark.emulate
@@ -214,6 +316,347 @@ def test_loads_outside_the_inputs_or_misaligned_fault():
     launch = _plan_launch(x, out)
     elsewhere = np.arange(40, dtype=np.int32)
     with pytest.raises(emulate.EmulationError, match="outside every input"):
-        emulate.run([launch], [(x, elsewhere.ctypes.data)], [(out, out.ctypes.data)])
+        emulate.run([launch], *_bound(x, out, x_at=elsewhere.ctypes.data))
     with pytest.raises(emulate.EmulationError, match="misaligned"):
-        emulate.run([launch], [(x, x.ctypes.data + 1)], [(out, out.ctypes.data)])
+        emulate.run([launch], *_bound(x, out, x_at=x.ctypes.data + 1))
+
+
+@pytest.mark.emulate
+def test_stores_outside_the_outputs_or_misaligned_fault_and_write_nothing():
+    x, out = np.arange(40, dtype=np.int32).reshape(4, 10), np.zeros((4, 3), np.int32)
+    launch = _plan_launch(x, out)
+    inputs, outputs, readable, writable = _bound(x, out)
+    assert emulate.run([launch], inputs, outputs, readable, writable) == out.nbytes
+    assert np.array_equal(out, x[:, 1:7:2])
+
+    elsewhere = np.zeros(16, np.int32)
+    with pytest.raises(emulate.EmulationError, match=rf"^{re.escape(launch.name)}: a store outside every output"):
+        emulate.run([launch], *_bound(x, out, out_at=elsewhere.ctypes.data))
+    assert not elsewhere.any()
+
+    # The output's own bytes, but at an address two bytes on: writable, and misaligned for int32.
+    room = np.zeros(out.nbytes + 4, np.uint8)
+    at = room.ctypes.data + 2
+    with pytest.raises(emulate.EmulationError, match=r"a misaligned store at address " + hex(at)):
+        emulate.run([launch], inputs, [at], readable, [byte_extent(room)])
+    assert not room.any()
+
+    # One element short: the last store (element [3, 2], thread 11 of block 0) is refused alone.
+    out[...] = -1
+    low, high = writable[0]
+    last = out[3, 2:].ctypes.data
+    message = rf"outside every output at address {last:#x} in block 0, thread 11"
+    with pytest.raises(emulate.EmulationError, match=message):
+        emulate.run([launch], inputs, outputs, readable, [(low, high - 4)])
+    assert np.array_equal(out.ravel()[:-1], x[:, 1:7:2].ravel()[:-1]) and out[3, 2] == -1
+
+
+def _slice_to_buffer():
+    """A SLICE whose output is a buffer tensor of 2 x 3 int32 (row stride 4), and its buffers."""
+    desc = cd.SliceOperatorDesc(
+        cd.BufferTensorDesc(cd.TensorDataType.INT32, [1, 1, 4, 10]),
+        cd.BufferTensorDesc(cd.TensorDataType.INT32, [1, 1, 2, 3], strides=[8, 8, 4, 1]),
+        [0, 0, 1, 2],
+        [1, 1, 2, 3],
+        [1, 1, 2, 2],
+    )
+    x = TensorBuffer(desc.input_tensors[0]).fill(np.arange(40, dtype=np.int32).reshape(1, 1, 4, 10))
+    return desc, x, TensorBuffer(desc.output_tensors[0])
+
+
+@pytest.mark.emulate
+@pytest.mark.parametrize("shift", [1, -1, 4, -4])
+def test_a_plan_that_writes_beside_its_output_is_reported(shift):
+    """A plan shifted by ``shift`` elements stores into the bound buffer, but partly outside the
+    output tensor's extent (into the canaries around it): stores outside the outputs, refused."""
+    desc, x, y = _slice_to_buffer()
+    op = desc.compile()
+    (job,) = op.plan.jobs
+    op.plan = dataclasses.replace(op.plan, jobs=(dataclasses.replace(job, out_offset=job.out_offset + shift),))
+    message = r"gather_elements<4, .*: a store outside every output"
+    with emulated(), pytest.raises(emulate.EmulationError, match=message):
+        op.execute([x.binding], [y.binding])
+    end = y.offset + y.tensor.total_tensor_size_in_bytes
+    assert np.all(y.raw[: y.offset] == POISON) and np.all(y.raw[end:] == POISON)
+    assert not np.all(y.raw[y.offset : end] == POISON)  # the stores inside it were made
+
+
+@pytest.mark.emulate
+def test_a_wrong_access_width_is_a_misaligned_store():
+    """Launches for 4-byte words run on an output whose address is 2 bytes past a multiple of 4,
+    as if the backend had chosen the width from the wrong addresses."""
+    desc, x, y = _slice_to_buffer()
+    op = desc.compile()
+    addresses = ([x.raw.ctypes.data + x.offset], [y.raw.ctypes.data + y.offset + 2])
+    owners = ([x.raw], [y.raw])
+    with pytest.raises(emulate.EmulationError, match=r"gather_elements<4, .*: a misaligned store"):
+        EMULATE.run(op._prepared_for(EMULATE), addresses, owners, None, address_bits=0)
+    assert np.all(y.raw == POISON)
+    # The width chosen from the true addresses runs the same call as 2-byte words, within bounds.
+    EMULATE.run(op._prepared_for(EMULATE), addresses, owners, None, address_bits=2)
+    got = y.raw[y.offset + 2 : y.offset + 30].view(np.int32)[[0, 1, 2, 4, 5, 6]]
+    assert np.array_equal(got, np.arange(40, dtype=np.int32).reshape(4, 10)[1::2, 2:8:2].ravel())
+
+
+@pytest.mark.emulate
+def test_launches_must_store_every_output_byte_once():
+    """Launches that store less than the plan's outputs (as a store that bypassed the checked
+    store would look) are reported, naming the kernel and both byte counts."""
+    desc, x, y = _slice_to_buffer()
+    op = desc.compile()
+    prepared = op._prepared_for(EMULATE)
+    (job,) = op.plan.jobs
+    fewer = dataclasses.replace(op.plan, jobs=(dataclasses.replace(job, sizes=(1, 3)),))
+    prepared.by_width[4] = kernels.prepare(fewer)
+    message = r"gather_elements<4, int, 2, 1>: the stores wrote 12 bytes; the outputs' elements are 24 bytes"
+    with emulated(), pytest.raises(emulate.EmulationError, match=message):
+        op.execute([x.binding], [y.binding])
+
+
+def _misplaced(shape, dtype, shift, rng=None):
+    """``(array, raw)``: a C-contiguous array ``shift`` bytes past a 64-byte boundary of ``raw``,
+    which holds poison in the 64 bytes on each side (and, without ``rng``, in the array too)."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape)) * dtype.itemsize
+    raw = aligned_empty(n + 128 + shift, alignment=64)
+    raw[...] = POISON
+    if rng is not None:
+        raw[64 + shift : 64 + shift + n] = random_array((n,), np.uint8, rng)
+    return raw[64 + shift : 64 + shift + n].view(dtype).reshape(shape), raw
+
+
+def _calls(host, dy, dense_dy):
+    """``(name, expected arrays, run(inputs, outs))`` for slice (rows and elements), slice_grad
+    (strided and dense windows), split and join of the (6, 40) array ``host``."""
+    grad = np.zeros_like(host)
+    grad[0::2, 1::3] = dy
+    dense = np.zeros_like(host)
+    dense[1:5, 5:35] = dense_dy
+    yield "slice rows", [host[1:6, 2:38]], lambda x, outs: cd.slice(x, [1, 2], [5, 36], out=outs[0])
+    yield "slice elements", [host[::2, 1::3]], lambda x, outs: cd.slice(x, [0, 1], [3, 13], [2, 3], out=outs[0])
+    yield (
+        "slice_grad",
+        [grad],
+        lambda x, outs: cd.slice_grad(_placed(dy, x), host.shape, [0, 1], [6, 39], [2, 3], out=outs[0]),
+    )
+    yield (
+        "slice_grad dense",
+        [dense],
+        lambda x, outs: cd.slice_grad(_placed(dense_dy, x), host.shape, [1, 5], [4, 30], out=outs[0]),
+    )
+    parts = np.split(host, [7, 37], axis=1)
+    yield "split", parts, lambda x, outs: cd.split(x, [7, 30, 3], axis=1, out=outs)
+    yield (
+        "join",
+        [np.concatenate([host[:, :9], host], axis=1)],
+        lambda x, outs: cd.join([_placed(host[:, :9], x), x], axis=1, out=outs[0]),
+    )
+
+
+def _placed(values, like):
+    """``values`` in a fresh array whose address is as far past a 64-byte boundary as ``like``'s."""
+    array, _ = _misplaced(values.shape, values.dtype, like.ctypes.data % 64)
+    array[...] = values
+    return array
+
+
+@pytest.mark.emulate
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16])
+@pytest.mark.parametrize("shift", [1, 2, 6])
+def test_unaligned_arrays_in_and_out_with_checked_stores(emulation_libraries, monkeypatch, rng, dtype, shift):
+    """Inputs and ``out=`` arrays at unaligned addresses run exactly, and every store was checked
+    against exactly the output arrays' bytes and stored each of them once."""
+    runs = []
+    run = emulate.run
+
+    def spy(launches, inputs, outputs, readable, writable):
+        stored = run(launches, inputs, outputs, readable, writable)
+        runs.append((list(writable), stored))
+        return stored
+
+    monkeypatch.setattr(emulate, "run", spy)
+    x, _ = _misplaced((6, 40), dtype, shift, rng)
+    host = x.copy()
+    dy = random_array((3, 13), dtype, rng)
+    dense_dy = random_array((4, 30), dtype, rng)
+    for name, expected, call in _calls(host, dy, dense_dy):
+        placed = [_misplaced(e.shape, dtype, shift) for e in expected]
+        outs = [out for out, _ in placed]
+        runs.clear()
+        with emulated():
+            call(x, outs)
+        assert len(runs) == 1, name
+        writable, stored = runs[0]
+        assert writable == [byte_extent(out) for out in outs], name
+        assert stored == sum(out.nbytes for out in outs), name
+        for out, (_, raw), want in zip(outs, placed, expected):
+            assert out.tobytes() == np.ascontiguousarray(want).tobytes(), name
+            assert np.all(raw[: 64 + shift] == POISON) and np.all(raw[64 + shift + out.nbytes :] == POISON), name
+    assert x.tobytes() == host.tobytes()
+
+
+# ---- the library cache --------------------------------------------------------------------------
+
+#: Libraries of one kernel each (a fraction of a second to build), keyed by element width.
+ONE_KERNEL = {e: ("slice_grad.cu", (f"slice_grad<{e}, 1, int, 1>",)) for e in (1, 2, 4, 8)}
+
+
+def _check_library(library, names):
+    for name in names:
+        assert library.param_size[name] == _params_dtype(name).itemsize, name
+
+
+def _cache_files(directory):
+    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+
+
+def _entries(directory, keys):
+    """The files that a cache holding the libraries of ``keys`` (of ``ONE_KERNEL``) has: nothing else."""
+    paths = [emulate.cache_entry(*ONE_KERNEL[k], directory)[0] for k in keys]
+    return sorted(name for p in paths for name in (p.name, p.with_suffix(".cpp").name))
+
+
+@pytest.mark.emulate
+def test_threads_building_into_a_fresh_cache_all_succeed(tmp_path):
+    directory = tmp_path / "cache"
+    keys = [1, 2, 4, 8] * 4
+    barrier = threading.Barrier(len(keys))
+
+    def build(key):
+        barrier.wait()
+        return emulate.load(*ONE_KERNEL[key], directory)
+
+    with concurrent.futures.ThreadPoolExecutor(len(keys)) as pool:
+        libraries = list(pool.map(build, keys))
+    for key, library in zip(keys, libraries):
+        _check_library(library, ONE_KERNEL[key][1])
+    assert _cache_files(directory) == _entries(directory, {1, 2, 4, 8})
+
+
+BUILDER = """
+import os, sys, time
+from cudadml.backends import emulate
+source_file, name, directory, go = sys.argv[1:]
+print("ready", flush=True)
+while not os.path.exists(go):
+    time.sleep(0.001)
+library = emulate.load(source_file, (name,), directory)
+print(library.param_size[name])
+"""
+
+
+@pytest.mark.emulate
+def test_processes_building_into_one_fresh_cache_all_succeed(tmp_path):
+    """Twelve processes build the same two libraries into one new cache at once."""
+    directory, go = tmp_path / "cache", tmp_path / "go"
+    root = str(pathlib.Path(cd.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    keys = [4, 8] * 6
+    processes = []
+    try:
+        for key in keys:
+            source_file, (name,) = ONE_KERNEL[key]
+            processes.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", BUILDER, source_file, name, str(directory), str(go)],
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            )
+        for process in processes:
+            assert process.stdout.readline() == "ready\n", process.communicate()[1]
+        go.touch()  # all released together
+        for key, process in zip(keys, processes):
+            out, err = process.communicate(timeout=120)
+            assert process.returncode == 0, err
+            assert int(out) == _params_dtype(ONE_KERNEL[key][1][0]).itemsize
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert _cache_files(directory) == _entries(directory, {4, 8})
+    _check_library(emulate.load(*ONE_KERNEL[4], directory), ONE_KERNEL[4][1])
+    assert _cache_files(directory) == _entries(directory, {4, 8})
+
+
+@pytest.mark.emulate
+@pytest.mark.parametrize("where", ["root", "directory", "read-only"])
+def test_an_unusable_cache_directory_is_named(tmp_path, monkeypatch, where):
+    """CUDADML_CACHE_DIR a file, its emulate/ directory a file, or a directory nobody may write."""
+    root = tmp_path / "cache"
+    if where == "root":
+        root.write_text("not a directory")
+    elif where == "directory":
+        root.mkdir()
+        (root / "emulate").write_text("not a directory")
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root may write any directory")
+        (root / "emulate").mkdir(parents=True)
+        (root / "emulate").chmod(0o555)
+    monkeypatch.setenv("CUDADML_CACHE_DIR", str(root))
+    with pytest.raises(emulate.EmulationError, match=re.escape(f"cache directory {root / 'emulate'} is unusable")):
+        emulate.load(*ONE_KERNEL[4])
+
+
+@pytest.mark.emulate
+def test_a_failed_build_leaves_nothing_in_the_cache(tmp_path):
+    directory = tmp_path / "cache"
+    with pytest.raises(emulate.EmulationError, match=r"could not compile the emulated strided_copy\.cu"):
+        emulate.load("strided_copy.cu", ("no_such_kernel<4>",), directory)
+    assert _cache_files(directory) == []
+
+
+EMPTY_LIBRARY_CXX = """#!/bin/sh
+# Compiles an empty translation unit into the -o file, whatever it was asked to compile
+# (what a builder whose source was truncated under it makes).
+out=
+prev=
+for a in "$@"; do
+    if [ "$prev" = "-o" ]; then out=$a; fi
+    prev=$a
+done
+printf '' | exec {cxx} -shared -fPIC -x c++ -o "$out" -
+"""
+
+
+@pytest.mark.emulate
+def test_a_library_without_its_symbols_is_never_cached(tmp_path, monkeypatch):
+    script = tmp_path / "empty-cxx"
+    script.write_text(EMPTY_LIBRARY_CXX.format(cxx=emulate.compiler()))
+    script.chmod(0o755)
+    monkeypatch.setenv("CXX", str(script))
+    directory = tmp_path / "cache"
+    with pytest.raises(emulate.EmulationError, match=r"built a library .* that cannot be used: .*cudadml_launch_0"):
+        emulate.load(*ONE_KERNEL[4], directory)
+    assert _cache_files(directory) == []
+
+
+@pytest.mark.emulate
+@pytest.mark.parametrize("broken", ["garbage", "no symbols"])
+def test_a_broken_cached_library_is_rebuilt(tmp_path, broken):
+    """A cached library that does not load, or loads without its symbols (and so stays loaded
+    under the cache's name), is replaced by a good one, which this process runs."""
+    directory = tmp_path / "cache"
+    directory.mkdir()
+    path = emulate.cache_entry(*ONE_KERNEL[2], directory)[0]
+    if broken == "garbage":
+        path.write_bytes(b"\x7fELF truncated")
+    else:
+        subprocess.run(
+            [emulate.compiler(), "-shared", "-fPIC", "-x", "c++", "-o", str(path), "-"],
+            input="",
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        import ctypes
+
+        ctypes.CDLL(str(path))  # now the dynamic loader answers this path with the empty library
+    library = emulate.load(*ONE_KERNEL[2], directory)
+    _check_library(library, ONE_KERNEL[2][1])
+    assert b"cudadml_launch_0" in path.read_bytes()
+    assert _cache_files(directory) == _entries(directory, {2})

@@ -1,16 +1,17 @@
-"""Backends run plans. Each is an object with ``prepare(plan)`` (once, at compile time) and
-``run(prepared, addresses, owners, stream, address_bits)`` (per call):
+"""Backends run plans. Each is an object with ``prepare(plan, out_extents)`` (once, at compile
+time) and ``run(prepared, addresses, owners, stream, address_bits)`` (per call):
 
 * ``CUDA``: the kernels of ``kernels_cu/`` on CuPy memory, on the current or given stream;
 * ``REFERENCE``: NumPy views on host memory (the oracle);
 * ``EMULATE``: the same kernel sources compiled for the host, on host memory (for CI).
 
-``addresses`` and ``owners`` are ``(inputs, outputs)`` pairs of lists: the byte address of
-each binding's element 0, and the array that holds it; ``address_bits`` is the OR of all
-addresses. Which backend runs a call follows from
-the memory kind (device memory: ``CUDA``) and, for host memory, from ``host_backend()``: the
-innermost ``use_host_backend(name)`` block of the calling thread, else ``CUDADML_BACKEND``
-(read once), else ``"reference"``.
+``out_extents`` holds, per output, the ``(low, high)`` byte offsets from its element 0 between
+which its elements lie (the bounds of what a kernel may write). ``addresses`` and ``owners``
+are ``(inputs, outputs)`` pairs of lists: the byte address of each binding's element 0, and
+the array that holds it; ``address_bits`` is the OR of all addresses. Which backend runs a
+call follows from the memory kind (device memory: ``CUDA``) and, for host memory, from
+``host_backend()``: the innermost ``use_host_backend(name)`` block of the calling thread, else
+``CUDADML_BACKEND`` (read once), else ``"reference"``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import functools
 import os
 import threading
 
+from .. import _memory
 from . import kernels, reference
 
 __all__ = ["CUDA", "EMULATE", "REFERENCE", "backend_for", "gpu_status", "host_backend", "use_host_backend"]
@@ -33,15 +35,16 @@ class _Kernels:
     a misaligned access. Launches for each width are built on first need and kept.
     """
 
-    def prepare(self, plan):
-        return _Launches(plan)
+    def prepare(self, plan, out_extents):
+        return _Launches(plan, out_extents)
 
 
 class _Launches:
-    __slots__ = ("by_width", "element_size", "plan")
+    __slots__ = ("by_width", "element_size", "out_extents", "plan")
 
-    def __init__(self, plan):
+    def __init__(self, plan, out_extents):
         self.plan, self.element_size = plan, plan.element_size
+        self.out_extents = tuple((int(low), int(high)) for low, high in out_extents)
         self.by_width = {plan.element_size: kernels.prepare(plan)}
 
     def for_addresses(self, address_bits):
@@ -68,19 +71,30 @@ class CudaBackend(_Kernels):
 
 
 class EmulateBackend(_Kernels):
+    """The kernels run on the host, each load checked against the input arrays' bytes and each
+    store against the output elements' extents; and since a plan writes every output element
+    exactly once, the launches must store exactly the plan's ``output_bytes``."""
+
     name = "emulate"
 
     def run(self, prepared, addresses, owners, stream, address_bits) -> None:
         from . import emulate
 
         launches = prepared.for_addresses(address_bits)
-        emulate.run(launches, list(zip(owners[0], addresses[0])), list(zip(owners[1], addresses[1])))
+        readable = [_memory.byte_extent(owner) for owner in owners[0]]
+        writable = [(a + low, a + high) for a, (low, high) in zip(addresses[1], prepared.out_extents)]
+        stored = emulate.run(launches, addresses[0], addresses[1], readable, writable)
+        if stored != prepared.plan.output_bytes:
+            raise emulate.EmulationError(
+                f"{', '.join(launch.name for launch in launches)}: the stores wrote {stored} bytes; "
+                f"the outputs' elements are {prepared.plan.output_bytes} bytes, each to be written once"
+            )
 
 
 class ReferenceBackend:
     name = "reference"
 
-    def prepare(self, plan):
+    def prepare(self, plan, out_extents):
         return plan
 
     def run(self, prepared, addresses, owners, stream, address_bits) -> None:

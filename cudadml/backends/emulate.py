@@ -5,13 +5,21 @@ unmodified kernel sources compile with the system C++ compiler (``$CXX``, else `
 shared libraries, cached on disk under ``$CUDADML_CACHE_DIR`` (default ``~/.cache/cudadml``)
 by a hash of their text. ``run`` takes the launches ``kernels.prepare`` made for the GPU and
 runs each with the same kernel, grid, block and parameter struct bytes, block by block and
-thread by thread, reading and writing the NumPy buffers in place. Selected for NumPy inputs
-by ``CUDADML_BACKEND=emulate`` (see ``cudadml.backends.backend_for_host``).
+thread by thread, reading and writing the NumPy buffers in place; every load and every store
+is checked (aligned, and inside the inputs or the outputs' elements). Selected for NumPy
+inputs by ``CUDADML_BACKEND=emulate`` (see ``cudadml.backends.host_backend``).
+
+The cache is shared by threads and processes: each build writes its source and library
+under names of its own, checks that the library loads with every symbol it should have, and
+only then renames both into place (``os.replace``, atomic), so no builder ever sees a partial
+or foreign file under a final name, and a failed build leaves nothing behind. A library found
+in the cache that does not load, or lacks a symbol, is rebuilt.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -22,7 +30,6 @@ import subprocess
 import tempfile
 import threading
 
-from .. import _memory
 from . import kernels
 
 CXX_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c++17", "-fno-strict-aliasing")
@@ -43,7 +50,12 @@ class _Fault(ctypes.Structure):
     ]
 
 
-_FAULTS = {1: "a misaligned __ldg", 2: "an __ldg outside every input"}
+_FAULTS = {
+    1: "a misaligned __ldg",
+    2: "an __ldg outside every input",
+    3: "a misaligned store",
+    4: "a store outside every output",
+}
 
 
 def compiler() -> str:
@@ -63,9 +75,11 @@ def translation_unit(source_file: str, names) -> str:
         parts.append(
             f"typedef CudadmlParam<decltype({name})>::type cudadml_param_{k};\n"
             f"int cudadml_launch_{k}(const void* params, unsigned long long size, unsigned long long grid,\n"
-            f"        unsigned block, const unsigned long long* ranges, int num_ranges, CudadmlFault* fault) {{\n"
+            f"        unsigned block, const unsigned long long* reads, int num_reads,\n"
+            f"        const unsigned long long* writes, int num_writes, CudadmlFault* fault,\n"
+            f"        unsigned long long* stored) {{\n"
             f"    return cudadml_launch<cudadml_param_{k}>([](const cudadml_param_{k}& p) {{ {name}(p); }},\n"
-            f"                                            params, size, grid, block, ranges, num_ranges, fault);\n"
+            f"        params, size, grid, block, reads, num_reads, writes, num_writes, fault, stored);\n"
             f"}}\n"
             f"unsigned long long cudadml_param_size_{k}() {{ return sizeof(cudadml_param_{k}); }}"
         )
@@ -74,7 +88,11 @@ def translation_unit(source_file: str, names) -> str:
 
 
 class Library:
-    """One compiled group of specialisations: ``launch[name]`` and ``param_size[name]``."""
+    """One compiled group of specialisations: ``launch[name]`` and ``param_size[name]``.
+
+    Raises ``OSError`` when ``path`` is not a library the host can load, and ``AttributeError``
+    when it lacks a wrapper of ``names``.
+    """
 
     def __init__(self, path, names):
         self.path = path
@@ -90,44 +108,94 @@ class Library:
                 ctypes.c_uint,
                 ctypes.POINTER(ctypes.c_ulonglong),
                 ctypes.c_int,
+                ctypes.POINTER(ctypes.c_ulonglong),
+                ctypes.c_int,
                 ctypes.POINTER(_Fault),
+                ctypes.POINTER(ctypes.c_ulonglong),
             ]
             size = getattr(self._dll, f"cudadml_param_size_{k}")
             size.restype = ctypes.c_ulonglong
             self.launch[name], self.param_size[name] = f, size()
 
 
-@functools.cache
-def library(source_file: str, names: tuple[str, ...]) -> Library:
-    """The library of ``names`` (specialisations in ``source_file``), built unless cached."""
+def cache_entry(source_file: str, names: tuple[str, ...], directory=None):
+    """``(path, text, command)``: where the library of ``names`` lives in ``directory`` (by
+    default ``cache_dir()``), the translation unit it is built from, and the compiler command."""
     text = translation_unit(source_file, names)
     command = [compiler(), *CXX_FLAGS]
     key = hashlib.sha256(repr((command, text)).encode()).hexdigest()[:32]
-    directory = cache_dir()
-    path = directory / f"{key}.so"
-    if not path.exists():
+    return pathlib.Path(cache_dir() if directory is None else directory) / f"{key}.so", text, command
+
+
+_building: dict[pathlib.Path, threading.Lock] = {}  # per library path: one build per process at a time
+_building_lock = threading.Lock()
+
+
+@functools.cache
+def library(source_file: str, names: tuple[str, ...]) -> Library:
+    """The library of ``names`` (specialisations in ``source_file``), built unless cached."""
+    return load(source_file, names)
+
+
+def load(source_file: str, names: tuple[str, ...], directory=None) -> Library:
+    """``library`` without the per-process memo, in ``directory`` (default ``cache_dir()``):
+    the cached library if it loads with all its symbols, else one built now and cached."""
+    path, text, command = cache_entry(source_file, names, directory)
+    with _building_lock:
+        lock = _building.setdefault(path, threading.Lock())
+    with lock:  # threads of this process wait for one build; other processes build their own
+        if path.exists():
+            try:
+                return Library(path, names)
+            except (OSError, AttributeError):
+                pass  # truncated, foreign or stale: rebuilt below, and loaded under another name
+        return _build(source_file, names, path, text, command)
+
+
+def _build(source_file, names, path, text, command) -> Library:
+    directory = path.parent
+    try:
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / f"{key}.cpp").write_text(text)  # kept beside the library, for debugging
-        # Built under a temporary name and renamed, so concurrent builders never load half a file.
-        fd, temporary = tempfile.mkstemp(suffix=".so", dir=directory)
+        fd, source = tempfile.mkstemp(prefix=f"{path.stem}.", suffix=".cpp", dir=directory)
+    except OSError as e:
+        raise EmulationError(
+            f"the emulation cache directory {directory} is unusable ({e.strerror or e}); "
+            f"set CUDADML_CACHE_DIR to a writable directory"
+        ) from None
+    built = None
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        fd, built = tempfile.mkstemp(prefix=f"{path.stem}.", suffix=".so", dir=directory)
         os.close(fd)
         try:
-            result = subprocess.run(
-                [*command, "-x", "c++", "-o", temporary, str(directory / f"{key}.cpp")], capture_output=True, text=True
-            )
+            result = subprocess.run([*command, "-x", "c++", "-o", built, source], capture_output=True, text=True)
         except FileNotFoundError:
-            os.unlink(temporary)
             raise EmulationError(
                 f"no C++ compiler {command[0]!r} (set CXX, or install g++) to emulate the kernels of {source_file}"
             ) from None
         if result.returncode:
-            os.unlink(temporary)
             raise EmulationError(
-                f"{command[0]} could not compile the emulated {source_file} "
-                f"({len(names)} kernels, source {directory / key}.cpp):\n{result.stderr}"
+                f"{command[0]} could not compile the emulated {source_file} ({len(names)} kernels):\n{result.stderr}"
             )
-        os.replace(temporary, path)
-    return Library(path, names)
+        # Loaded under its temporary name: a broken library that was found at ``path`` may be
+        # loaded already, and the dynamic loader would hand that one back for ``path``.
+        try:
+            library = Library(built, names)
+        except (OSError, AttributeError) as e:
+            raise EmulationError(
+                f"{command[0]} built a library of the emulated {source_file} ({len(names)} kernels) "
+                f"that cannot be used: {e}"
+            ) from None
+        os.replace(source, path.with_suffix(".cpp"))  # kept beside the library, for debugging
+        os.replace(built, path)
+        library.path = path
+        return library
+    finally:
+        for leftover in (source, built):
+            if leftover is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(leftover)
 
 
 @functools.cache
@@ -158,23 +226,39 @@ def build_all(workers: int | None = None) -> list[Library]:
         return list(pool.map(lambda key: library(*key), keys))
 
 
-def run(launches, inputs, outputs) -> None:
-    """Run ``launches`` on host memory; ``inputs``/``outputs`` are ``(owner, address)`` pairs.
+def run(launches, inputs, outputs, readable, writable) -> int:
+    """Run ``launches`` on host memory; returns the bytes that their stores wrote.
 
-    Each launch gets the struct bytes ``launch.struct_bytes`` builds for these addresses, which is what a
-    GPU launch gets. Kernels may read only the inputs' owners' bytes (``__ldg`` checks).
+    ``inputs`` and ``outputs`` are the bindings' byte addresses; each launch gets the struct
+    bytes ``launch.struct_bytes`` builds for them, which is what a GPU launch gets. Kernels may
+    load only from the ``[low, high)`` byte ranges of ``readable`` and store only into those of
+    ``writable``; a load or store outside them, or not aligned to its width, is a fault.
+
+    Raises
+    ------
+    EmulationError
+        For a fault (naming the kernel, the access, its address, block and thread), a struct
+        whose size differs in C++, or a launch configuration that a GPU refuses.
     """
-    in_addresses = [a for _, a in inputs]
-    out_addresses = [a for _, a in outputs]
-    extents = [_memory.byte_extent(owner) for owner, _ in inputs]
-    ranges = (ctypes.c_ulonglong * (2 * len(extents)))(*(x for extent in extents for x in extent))
+    reads = _ranges(readable)
+    writes = _ranges(writable)
+    stored_total = 0
     for launch in launches:
         library = library_for(launch.name)
-        params = bytes(launch.struct_bytes(in_addresses, out_addresses))
-        fault = _Fault()
+        params = bytes(launch.struct_bytes(inputs, outputs))
+        fault, stored = _Fault(), ctypes.c_ulonglong()
         with _LOCK:
             status = library.launch[launch.name](
-                params, len(params), launch.grid, kernels.BLOCK, ranges, len(extents), ctypes.byref(fault)
+                params,
+                len(params),
+                launch.grid,
+                kernels.BLOCK,
+                reads,
+                len(readable),
+                writes,
+                len(writable),
+                ctypes.byref(fault),
+                ctypes.byref(stored),
             )
         if status == -1:
             raise EmulationError(
@@ -190,3 +274,9 @@ def run(launches, inputs, outputs) -> None:
                 f"{launch.name}: {_FAULTS.get(fault.kind, f'fault {fault.kind}')} at address "
                 f"{fault.address:#x} in block {fault.block}, thread {fault.thread}"
             )
+        stored_total += stored.value
+    return stored_total
+
+
+def _ranges(pairs):
+    return (ctypes.c_ulonglong * (2 * len(pairs)))(*(int(x) for pair in pairs for x in pair))

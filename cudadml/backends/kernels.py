@@ -37,12 +37,14 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
 
 
 def kernel_files():
-    """Where the kernel sources are: the installed ``cudadml._kernels``, or in a source
-    checkout imported without installing, ``kernels_cu/`` beside the package."""
-    try:
-        return importlib.resources.files("cudadml._kernels")
-    except ModuleNotFoundError:
-        return pathlib.Path(__file__).resolve().parents[2] / "kernels_cu"
+    """Where the kernel sources are: in a source checkout, ``kernels_cu/`` beside the package
+    that was imported (even where another checkout is installed in editable mode: its
+    ``cudadml._kernels`` would be that checkout's kernels); else the installed
+    ``cudadml._kernels``."""
+    beside = pathlib.Path(__file__).resolve().parents[2] / "kernels_cu"
+    if (beside / "common.cuh").is_file():
+        return beside
+    return importlib.resources.files("cudadml._kernels")
 
 
 def kernel_source(name: str) -> str:
