@@ -908,3 +908,61 @@ def test_wrong_types_raise_type_error(build, expected):
     with pytest.raises(TypeError, match=expected) as e:
         build()
     assert not isinstance(e.value, ValueError)
+
+
+# ---------------------------------------------------------------------------------------------
+# Complete lists: every rule that does not need a valid value of another field is checked,
+# whatever else is broken. Each row gives the exact list of violations, in order.
+COMPLETE = [
+    pytest.param(
+        t([0], guaranteed_base_offset_alignment=3),
+        [
+            "BufferTensorDesc: Sizes[0] = 0 must be at least 1 (a zero size is invalid)",
+            "BufferTensorDesc: GuaranteedBaseOffsetAlignment = 3 must be 0 or a power of two >= the element size 4",
+        ],
+        id="tensor-zero-size-and-alignment",
+    ),
+    pytest.param(
+        t([2], data_type=12, guaranteed_base_offset_alignment=3, total_tensor_size_in_bytes=2),
+        [
+            "BufferTensorDesc: DataType 12 is not a DML_TENSOR_DATA_TYPE value",
+            # without an element size, only the power of two can be checked, and no minimum size
+            "BufferTensorDesc: GuaranteedBaseOffsetAlignment = 3 must be 0 or a power of two",
+        ],
+        id="tensor-type-out-of-enum-and-alignment",
+    ),
+    pytest.param(
+        t([0, 2], data_type=T.UNKNOWN, flags=2, total_tensor_size_in_bytes=-1),
+        [
+            "BufferTensorDesc: DataType UNKNOWN (0) is not a valid tensor data type",
+            "BufferTensorDesc: Sizes[0] = 0 must be at least 1 (a zero size is invalid)",
+            "BufferTensorDesc: Flags = 2 has bits other than NONE and OWNED_BY_DML",
+            "BufferTensorDesc: TotalTensorSizeInBytes = -1 must be an unsigned 64-bit value",
+        ],
+        id="tensor-type-size-flags-total",
+    ),
+    pytest.param(
+        t([2, 3], strides=[3], total_tensor_size_in_bytes=4, guaranteed_base_offset_alignment=2),
+        [
+            "BufferTensorDesc: len(Strides) = 1 must equal DimensionCount = 2",
+            "BufferTensorDesc: GuaranteedBaseOffsetAlignment = 2 must be 0 or a power of two >= the element size 4",
+        ],
+        id="tensor-strides-length-and-alignment",
+    ),
+    pytest.param(
+        t([1] * 9, total_tensor_size_in_bytes=2),
+        [
+            "BufferTensorDesc: DimensionCount = 9 must be between 1 and 8",
+            "BufferTensorDesc: TotalTensorSizeInBytes = 2 is less than the minimum implied size 4 "
+            "(DMLCalcBufferTensorSize)",
+        ],
+        id="tensor-9-dims-and-total",
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "expected"), COMPLETE)
+def test_every_independent_rule_is_listed(build, expected):
+    with pytest.raises(cd.DescriptorError) as e:
+        build()
+    assert list(e.value.violations) == expected
