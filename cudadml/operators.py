@@ -20,6 +20,7 @@ from types import MappingProxyType
 from . import plan as _plan
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import Violations, as_int, int_tuple
+from .overlap import overlaps_itself
 from .tensor import UINT32_MAX, BufferTensorDesc
 
 __all__ = [
@@ -270,12 +271,21 @@ class _OperatorDesc:
 
 
 def _check_output(v: Violations, name: str, tensor: BufferTensorDesc) -> None:
-    """The rules of a tensor the operator writes."""
+    """The rules of a tensor the operator writes: not owned by DirectML, and no element of it
+    at another one's address (an output must not overlap itself; inputs may)."""
     if tensor.flags & TensorFlags.OWNED_BY_DML:
         v.add(f"{name}.Flags has OWNED_BY_DML, which only input tensors may have")
-    for i, (size, stride) in enumerate(zip(tensor.sizes, tensor.effective_strides)):
-        if stride == 0 and size > 1:
-            v.add(f"{name}.Strides[{i}] = 0 with Sizes[{i}] = {size} would make the output overlap itself")
+    if tensor.strides is None:
+        return  # packed
+    zero = [i for i, (size, stride) in enumerate(zip(tensor.sizes, tensor.strides)) if stride == 0 and size > 1]
+    for i in zero:
+        v.add(f"{name}.Strides[{i}] = 0 with Sizes[{i}] = {tensor.sizes[i]} would make the output overlap itself")
+    itemsize = tensor.data_type.element_size
+    if not zero and overlaps_itself(tensor.sizes, [s * itemsize for s in tensor.strides], itemsize):
+        v.add(
+            f"{name}.Strides = {tensor.strides} with Sizes = {tensor.sizes} would make the output overlap itself "
+            "(two indices reach one element)"
+        )
 
 
 class _WindowDesc(_OperatorDesc):

@@ -685,6 +685,35 @@ INVALID = [
         esc("Join: OutputTensor.Strides[3] = 0 with Sizes[3] = 2 would make the output overlap itself"),
         "join-output-zero-stride",
     ),
+    # --- outputs must not overlap themselves through any strides, not only zero ones ---------
+    case(
+        partial(slice_op, output_kw={"strides": (4, 4, 1, 1)}),
+        esc(
+            "Slice: OutputTensor.Strides = (4, 4, 1, 1) with Sizes = (1, 1, 2, 2) would make the output "
+            "overlap itself (two indices reach one element)"
+        ),
+        "slice-output-overlaps-itself",
+    ),
+    case(
+        partial(slice1_op, output_kw={"strides": (4, 4, 1, 1)}),
+        esc("Slice1: OutputTensor.Strides = (4, 4, 1, 1) with Sizes = (1, 1, 2, 2) would make the output"),
+        "slice1-output-overlaps-itself",
+    ),
+    case(
+        partial(grad_op, output_kw={"strides": (16, 16, 3, 1)}),  # [1, 0] and [0, 3] are both element 3
+        esc("SliceGrad: OutputGradientTensor.Strides = (16, 16, 3, 1) with Sizes = (1, 1, 4, 4) would make"),
+        "slicegrad-output-overlaps-itself",
+    ),
+    case(
+        partial(split_op, output_kws=[{}, {}, {"strides": (6, 6, 1, 1)}]),
+        esc("Split: OutputTensors[2].Strides = (6, 6, 1, 1) with Sizes = (1, 1, 3, 2) would make the output"),
+        "split-output-overlaps-itself",
+    ),
+    case(
+        partial(join_op, output_kw={"strides": (24, 24, 1, 3)}),  # [3, 0] and [0, 1] are both element 3
+        esc("Join: OutputTensor.Strides = (24, 24, 1, 3) with Sizes = (1, 1, 6, 2) would make the output"),
+        "join-output-overlaps-itself",
+    ),
 ]
 
 
@@ -740,6 +769,16 @@ VALID = [
         id="slice-stride-uint32-max-on-size-1",
     ),
     pytest.param(partial(slice_op, output_kw={"strides": (0, 0, 2, 1)}), id="slice-output-zero-stride-on-size-1"),
+    pytest.param(partial(slice_op, output_kw={"strides": (4, 4, 1, 2)}), id="slice-output-column-major"),
+    pytest.param(partial(slice_op, output_kw={"strides": (8, 8, 1, 4)}), id="slice-output-interleaved-gaps"),
+    pytest.param(partial(join_op, output_kw={"strides": (24, 24, 2, 13)}), id="join-output-interleaved-columns"),
+    # inputs may overlap themselves: rows that share elements, or broadcast
+    pytest.param(partial(slice_op, input_kw={"strides": (4, 4, 1, 1)}), id="slice-input-overlaps-itself"),
+    pytest.param(partial(slice1_op, source=(1, 1, 4, 4)), id="slice1-input-packed"),
+    pytest.param(
+        lambda: cd.SplitOperatorDesc(tensor((1, 1, 6, 2), strides=(0, 0, 1, 1)), [tensor(p) for p in SPLIT_PARTS], 2),
+        id="split-input-overlaps-itself",
+    ),
     pytest.param(
         partial(slice_op, output_kw={"strides": (16, 16, 8, 2), "total_tensor_size_in_bytes": 4096}),
         id="slice-output-padded",
@@ -1049,6 +1088,16 @@ COMPLETE = [
             "Slice1: InputWindowOffsets[2] + InputWindowSizes[2] = 5 exceeds InputTensor.Sizes[2] = 4",
         ],
         id="slice1-level-and-window",
+    ),
+    pytest.param(
+        partial(split_op, dtypes=[F32, T.INT32, F32], output_kws=[{}, {}, {"strides": (6, 6, 1, 1)}], axis=4),
+        [
+            "Split: OutputTensors[1].DataType = INT32 differs from InputTensor.DataType = FLOAT32",
+            "Split: OutputTensors[2].Strides = (6, 6, 1, 1) with Sizes = (1, 1, 3, 2) would make the output "
+            "overlap itself (two indices reach one element)",
+            "Split: Axis = 4 must be in [0, 3] (DimensionCount = 4)",
+        ],
+        id="split-output-overlap-type-and-axis",
     ),
     pytest.param(
         partial(join_op, inputs=(), axis=7),
