@@ -369,6 +369,21 @@ def test_feature_level_coerce(given, expected):
     assert L.coerce(given) is expected
 
 
+class _Index:
+    """An integer only through ``__index__``, as Python reads integers by value."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+@pytest.mark.parametrize("given", [np.int64(0x4100), np.uint16(0x4100), np.array(0x4100), _Index(0x4100)])
+def test_feature_level_coerce_reads_integers_by_value(given):
+    assert L.coerce(given) is L.LEVEL_4_1
+
+
 KNOWN = "(known: " + ", ".join(LEVELS) + ")"
 
 
@@ -378,7 +393,9 @@ def test_feature_level_coerce_unknown_lists_known_levels(given):
         L.coerce(given)
 
 
-@pytest.mark.parametrize("given", [4.1, b"4_1", True, False, [4, 1], (4, 1)])
+@pytest.mark.parametrize(
+    "given", [4.1, 16640.0, float("nan"), np.float64(16640), b"4_1", True, False, np.True_, [4, 1], (4, 1)]
+)
 def test_feature_level_coerce_wrong_type(given):
     expected = f"feature_level must be a FeatureLevel, int or str, not {type(given).__name__}"
     with pytest.raises(TypeError, match=re.escape(expected)):
