@@ -28,7 +28,7 @@ import numpy as np
 from .bindings import check_element_dtype
 from .compiled import CompiledOperator
 from .enums import FeatureLevel, TensorDataType
-from .errors import BindingError, DescriptorError, int_tuple
+from .errors import BindingError, DescriptorError, as_int, int_tuple
 from .operators import (
     JoinOperatorDesc,
     Slice1OperatorDesc,
@@ -188,12 +188,7 @@ def _shape_of(a, name):
 
 
 def _normalize_axis(axis, ndim, name):
-    if isinstance(axis, (bool, np.bool_)):
-        raise TypeError(f"{name}: axis must be an integer, not bool")
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"{name}: axis must be an integer, not {type(axis).__name__}") from None
+    axis = as_int(axis, "axis", name)
     if not -ndim <= axis < ndim:
         raise np.exceptions.AxisError(axis, ndim)
     return axis % ndim

@@ -27,21 +27,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import overlap
-from .errors import BindingError, Violations
+from .errors import BindingError, Violations, as_int
 from .tensor import MIN_BINDING_ALIGNMENT
 
 __all__ = ["Bindings", "BufferBinding", "Slot", "check_element_dtype", "check_layout"]
 
 
 def _optional_index(value, field):
-    if value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"BufferBinding: {field} must be an integer, not bool")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"BufferBinding: {field} must be an integer, not {type(value).__name__} {value!r}") from None
+    return None if value is None else as_int(value, field, "BufferBinding")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ import enum
 
 import numpy as np
 
+from .errors import as_int
+
 __all__ = ["FeatureLevel", "TensorDataType", "TensorFlags"]
 
 
@@ -116,12 +118,11 @@ class FeatureLevel(enum.IntEnum):
             key = "LEVEL_" + level.strip().upper().removeprefix("DML_FEATURE_LEVEL_").replace(".", "_")
             if key in cls.__members__:
                 return cls[key]
-        elif isinstance(level, (int, np.integer)) and not isinstance(level, bool):
+        else:
+            value = as_int(level, "feature_level", expected="a FeatureLevel, int or str")  # by value
             try:
-                return cls(int(level))
+                return cls(value)
             except ValueError:
                 pass
-        else:
-            raise TypeError(f"feature_level must be a FeatureLevel, int or str, not {type(level).__name__}")
         allowed = ", ".join(str(m) for m in cls)
         raise ValueError(f"unknown feature level {level!r} (known: {allowed})")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["BindingError", "DescriptorError", "ValidationError"]
+import numpy as np
+
+__all__ = ["BindingError", "DescriptorError", "ValidationError", "as_int", "int_tuple"]
 
 
 class ValidationError(ValueError):
@@ -47,16 +49,24 @@ class Violations:
             raise self.error(self.messages)
 
 
+def as_int(value, field: str, where: str | None = None, expected: str = "an integer") -> int:
+    """``value`` as a Python int, by value (NumPy integers count as their value):
+    ``TypeError`` naming ``field`` for anything else (floats, even 1.0, NaN, None, bools, strings).
+
+    The one home of the rule "an integer by value"; ``expected`` words what the field takes.
+    """
+    if not isinstance(value, (bool, np.bool_)):  # operator.index takes True (and older NumPy's bool)
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    prefix = f"{where}: " if where else ""
+    raise TypeError(f"{prefix}{field} must be {expected}, not {type(value).__name__}")
+
+
 def int_tuple(values, field: str, where: str) -> tuple[int, ...]:
-    """``values`` as a tuple of Python ints; ``TypeError`` naming ``field`` for anything else."""
+    """``values`` as a tuple of Python ints (``as_int`` each); ``TypeError`` naming ``field``
+    for anything else."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{where}: {field} must be a sequence of integers, not {type(values).__name__}")
-    out = []
-    for i, v in enumerate(values):
-        if isinstance(v, bool):
-            raise TypeError(f"{where}: {field}[{i}] must be an integer, not bool")
-        try:
-            out.append(operator.index(v))
-        except TypeError:
-            raise TypeError(f"{where}: {field}[{i}] must be an integer, not {type(v).__name__}") from None
-    return tuple(out)
+    return tuple(as_int(v, f"{field}[{i}]", where) for i, v in enumerate(values))

@@ -1,16 +1,26 @@
 """DirectML operator descriptors: SLICE, SLICE1, SLICE_GRAD, SPLIT and JOIN.
 
-Each descriptor validates itself at construction against one feature level and raises a
-single ``DescriptorError`` listing every broken rule. ``compile()`` lowers it to a plan.
+An operator is its fields, its rules and its lowering. Each field carries its role as its
+dataclass metadata (``field(metadata=INPUT)``, ``field(metadata=UINT32_ARRAY)``, ...). From the
+roles, the base class ``_OperatorDesc`` normalises the fields (``TypeError`` for a wrong type),
+finds the input and output tensors, and checks the rules every operator shares: feature level,
+dimension counts and data types, array lengths and ranges, axis range, output tensors. The
+operator adds its own rules (``_validate``) and its lowering to a plan (``_lower``).
+Construction raises one ``DescriptorError`` listing every broken rule; only a rule that needs a
+value another rule found unusable (an array of the wrong length, a tensor of another dimension
+count) is skipped.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from functools import cache, cached_property
+from types import MappingProxyType
 
 from . import plan as _plan
 from .enums import FeatureLevel, TensorDataType, TensorFlags
-from .errors import Violations, int_tuple
+from .errors import Violations, as_int, int_tuple
+from .overlap import overlaps_itself
 from .tensor import UINT32_MAX, BufferTensorDesc
 
 __all__ = [
@@ -71,64 +81,169 @@ def _type_names(types) -> str:
     return ", ".join(t.name for t in sorted(types, key=lambda t: t.name))
 
 
+@dataclass(frozen=True)
+class Role:
+    """What a descriptor field holds, and so how the base class reads and checks it."""
+
+    kind: str  # "tensor", "tensors" (a sequence of them), "array" (an integer per dimension) or "axis"
+    output: bool = False  # tensors: written by the operator
+    entry: str = ""  # arrays: what each entry must be, between low and high
+    low: int = 0
+    high: int = 0
+
+
+def _metadata(*args, **kwargs):
+    return MappingProxyType({"role": Role(*args, **kwargs)})
+
+
+# A field's role, as its dataclass metadata: ``input_tensor: BufferTensorDesc = field(metadata=INPUT)``.
+INPUT = _metadata("tensor")
+OUTPUT = _metadata("tensor", output=True)
+INPUTS = _metadata("tensors")
+OUTPUTS = _metadata("tensors", output=True)
+UINT32_ARRAY = _metadata("array", entry="an unsigned 32-bit value", low=0, high=UINT32_MAX)
+INT32_ARRAY = _metadata("array", entry="a signed 32-bit value", low=INT32_MIN, high=INT32_MAX)
+AXIS = _metadata("axis")
+
+
+def directml_name(attr: str) -> str:
+    """The DirectML name of a field: ``input_window_offsets`` is ``InputWindowOffsets``."""
+    return "".join(word.capitalize() for word in attr.split("_"))
+
+
+@cache
+def _roles(cls) -> tuple[tuple[str, str, Role], ...]:
+    """``(attribute, DirectML name, role)`` of every field of ``cls`` with a role, in order."""
+    return tuple((f.name, directml_name(f.name), f.metadata["role"]) for f in fields(cls) if "role" in f.metadata)
+
+
+def _tensor(value, name, where) -> BufferTensorDesc:
+    if not isinstance(value, BufferTensorDesc):
+        raise TypeError(f"{where}: {name} must be a BufferTensorDesc, not {type(value).__name__}")
+    return value
+
+
+def _normalised(role: Role, value, name: str, where: str):
+    """A field's value as the descriptor keeps it; ``TypeError`` naming the field for a wrong type."""
+    if role.kind == "tensor":
+        return _tensor(value, name, where)
+    if role.kind == "tensors":
+        if isinstance(value, (BufferTensorDesc, str, bytes)) or not hasattr(value, "__iter__"):
+            raise TypeError(f"{where}: {name} must be a sequence of BufferTensorDesc, not {type(value).__name__}")
+        return tuple(_tensor(t, f"{name}[{k}]", where) for k, t in enumerate(value))
+    if role.kind == "axis":
+        return as_int(value, name, where)
+    return int_tuple(value, name, where)
+
+
 class _OperatorDesc:
-    """Shared validation and compilation; subclasses set ``NAME`` and implement ``_validate``."""
+    """What every operator shares: normalising its fields, the shared rules, its tensors and
+    ``compile()``. An operator is a frozen dataclass deriving from it that sets ``NAME`` (its
+    key in ``SUPPORT``), declares its fields with their roles and ``feature_level``, and
+    implements ``_validate`` (its own rules) and ``_lower`` (its plan).
+    """
 
     NAME = ""
 
-    # Subclasses provide ``input_tensors`` and ``output_tensors`` (fields or properties).
-
-    def _check(self, inputs, outputs, arrays=()):
-        """Check the rules every operator shares, then the operator's own (``_validate``).
-
-        ``inputs``/``outputs``: ``(field name, tensor)`` pairs; ``arrays``: ``(field name, values)``
-        pairs whose length must equal the dimension count.
-        """
-        object.__setattr__(self, "feature_level", FeatureLevel.coerce(self.feature_level))
-        level = self.feature_level
-        support = SUPPORT[self.NAME]
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "feature_level", FeatureLevel.coerce(self.feature_level))
+        for attr, name, role in _roles(type(self)):
+            set_(self, attr, _normalised(role, getattr(self, attr), name, self.NAME))
         v = Violations(self.NAME)
-        for name, tensor in (*inputs, *outputs):
-            if not isinstance(tensor, BufferTensorDesc):
-                raise TypeError(f"{self.NAME}: {name} must be a BufferTensorDesc, not {type(tensor).__name__}")
-        if level < support.introduced:
+        self._check_shared(v)
+        self._validate(v)
+        v.raise_if_any()
+
+    @cached_property
+    def _tensors(self) -> tuple[tuple[str, BufferTensorDesc, bool], ...]:
+        """``(DirectML name, tensor, is an output)`` of every tensor, in field order."""
+        named = []
+        for attr, name, role in _roles(type(self)):
+            value = getattr(self, attr)
+            if role.kind == "tensor":
+                named.append((name, value, role.output))
+            elif role.kind == "tensors":
+                named.extend((f"{name}[{k}]", t, role.output) for k, t in enumerate(value))
+        return tuple(named)
+
+    # Not properties: SPLIT's ``output_tensors`` and JOIN's ``input_tensors`` are fields, and
+    # an instance's own value of a field wins over a cached_property of the same name.
+    @cached_property
+    def input_tensors(self) -> tuple[BufferTensorDesc, ...]:
+        """The input tensors, in binding order."""
+        return tuple(t for _, t, output in self._tensors if not output)
+
+    @cached_property
+    def output_tensors(self) -> tuple[BufferTensorDesc, ...]:
+        """The output tensors, in binding order."""
+        return tuple(t for _, t, output in self._tensors if output)
+
+    @property
+    def dimension_count(self) -> int:
+        """DimensionCount: that of the first tensor, which every other tensor and array must match."""
+        return self._tensors[0][1].dimension_count
+
+    def _check_shared(self, v: Violations) -> None:
+        """The rules every operator shares, read from the roles of its fields."""
+        level, support = self.feature_level, SUPPORT[self.NAME]
+        introduced = level >= support.introduced
+        if not introduced:
             v.add(f"the operator needs feature level {support.introduced} or newer; got {level}")
-            v.raise_if_any()
-        lo, hi = support.dimension_range(level)
-        types = support.types(level)
-        first_name, first = (*inputs, *outputs)[0]
-        for name, tensor in (*inputs, *outputs):
-            n = tensor.dimension_count
-            if not lo <= n <= hi:
+        else:  # the supported counts and types exist from the operator's level on
+            lo, hi = support.dimension_range(level)
+            types = support.types(level)
+        tensors = self._tensors
+        first_name, first = tensors[0][:2]
+        n = first.dimension_count
+        for k, (name, tensor, output) in enumerate(tensors):
+            if introduced and not lo <= tensor.dimension_count <= hi:
                 allowed = f"{lo}" if lo == hi else f"{lo} to {hi}"
-                v.add(f"{name}.DimensionCount = {n} is not supported at feature level {level} (supported: {allowed})")
-            if tensor.data_type not in types:
+                v.add(
+                    f"{name}.DimensionCount = {tensor.dimension_count} is not supported at feature level "
+                    f"{level} (supported: {allowed})"
+                )
+            if introduced and tensor.data_type not in types:
                 v.add(
                     f"{name}.DataType = {tensor.data_type.name} is not supported at feature level "
                     f"{level} (supported: {_type_names(types)})"
                 )
-            if tensor is not first and tensor.data_type != first.data_type:
+            if k and tensor.data_type != first.data_type:
                 v.add(
                     f"{name}.DataType = {tensor.data_type.name} differs from "
                     f"{first_name}.DataType = {first.data_type.name}"
                 )
-            if tensor is not first and n != first.dimension_count:
-                v.add(f"{name}.DimensionCount = {n} differs from {first_name}.DimensionCount = {first.dimension_count}")
-        for name, tensor in outputs:
-            if tensor.flags & TensorFlags.OWNED_BY_DML:
-                v.add(f"{name}.Flags has OWNED_BY_DML, which only input tensors may have")
-            for i, (size, stride) in enumerate(zip(tensor.sizes, tensor.effective_strides)):
-                if stride == 0 and size > 1:
-                    v.add(f"{name}.Strides[{i}] = 0 with Sizes[{i}] = {size} would make the output overlap itself")
-        for name, values in arrays:
-            if len(values) != first.dimension_count:
-                v.add(f"len({name}) = {len(values)} must equal DimensionCount = {first.dimension_count}")
-        v.raise_if_any()  # the per-dimension rules below index these arrays
-        self._validate(v)
-        v.raise_if_any()
+            if k and tensor.dimension_count != n:
+                v.add(
+                    f"{name}.DimensionCount = {tensor.dimension_count} differs from {first_name}.DimensionCount = {n}"
+                )
+            if output:
+                _check_output(v, name, tensor)
+        for attr, name, role in _roles(type(self)):
+            value = getattr(self, attr)
+            if role.kind == "tensors" and not value:
+                v.add(f"{name.replace('Tensors', 'Count')} = 0 must be greater than 0")
+            elif role.kind == "array":
+                if len(value) != n:
+                    v.add(f"len({name}) = {len(value)} must equal DimensionCount = {n}")
+                for i, entry in enumerate(value):
+                    if not role.low <= entry <= role.high:
+                        v.add(f"{name}[{i}] = {entry} must be {role.entry} ({role.low} to {role.high})")
+            elif role.kind == "axis" and not 0 <= value < n:
+                v.add(f"{name} = {value} must be in [0, {n - 1}] (DimensionCount = {n})")
+
+    def _dims(self, *attrs) -> list[tuple[int, tuple[int, ...]]]:
+        """``(i, values)`` for each dimension ``i``, with per named field an array's entry ``i``
+        or a tensor's ``Sizes[i]``; empty when a field has not one per dimension (the shared
+        rules report that), so the rule asking is skipped."""
+        columns = [getattr(self, attr) for attr in attrs]
+        columns = [c.sizes if isinstance(c, BufferTensorDesc) else c for c in columns]
+        if any(len(c) != self.dimension_count for c in columns):
+            return []
+        return list(enumerate(zip(*columns)))
 
     def _validate(self, v: Violations) -> None:
-        raise NotImplementedError
+        """The operator's own rules (none by default); each broken one is added to ``v``."""
 
     def to_plan(self, input_strides=None, output_strides=None):
         """Lower to a plan. Strides (signed, in elements) default to the tensors' own;
@@ -155,42 +270,86 @@ class _OperatorDesc:
         return CompiledOperator(self, device=device)
 
 
-def _check_unsigned(v: Violations, name: str, values) -> None:
-    for i, value in enumerate(values):
-        if not 0 <= value <= UINT32_MAX:
-            v.add(f"{name}[{i}] = {value} must be an unsigned 32-bit value (0 to {UINT32_MAX})")
+def _check_output(v: Violations, name: str, tensor: BufferTensorDesc) -> None:
+    """The rules of a tensor the operator writes: not owned by DirectML, and no element of it
+    at another one's address (an output must not overlap itself; inputs may)."""
+    if tensor.flags & TensorFlags.OWNED_BY_DML:
+        v.add(f"{name}.Flags has OWNED_BY_DML, which only input tensors may have")
+    if tensor.strides is None:
+        return  # packed
+    zero = [i for i, (size, stride) in enumerate(zip(tensor.sizes, tensor.strides)) if stride == 0 and size > 1]
+    for i in zero:
+        v.add(f"{name}.Strides[{i}] = 0 with Sizes[{i}] = {tensor.sizes[i]} would make the output overlap itself")
+    itemsize = tensor.data_type.element_size
+    if not zero and overlaps_itself(tensor.sizes, [s * itemsize for s in tensor.strides], itemsize):
+        v.add(
+            f"{name}.Strides = {tensor.strides} with Sizes = {tensor.sizes} would make the output overlap itself "
+            "(two indices reach one element)"
+        )
 
 
-def _check_window(v, input_name, output_name, input_tensor, output_tensor, offsets, sizes, strides):
-    """SLICE1's window rules, shared with SLICE_GRAD (which names its tensors differently)."""
-    _check_unsigned(v, "InputWindowOffsets", offsets)
-    _check_unsigned(v, "InputWindowSizes", sizes)
-    for i, stride in enumerate(strides):
-        if stride == 0:
-            v.add(f"InputWindowStrides[{i}] = 0 must be non-zero")
-        elif not INT32_MIN <= stride <= INT32_MAX:
-            v.add(f"InputWindowStrides[{i}] = {stride} must be a signed 32-bit value")
-    for i, (offset, size, stride) in enumerate(zip(offsets, sizes, strides)):
-        if size < 1:
-            v.add(f"InputWindowSizes[{i}] = {size} must be at least 1 (the window may not be empty)")
-            continue
-        if offset + size > input_tensor.sizes[i]:
-            v.add(
-                f"InputWindowOffsets[{i}] + InputWindowSizes[{i}] = {offset + size} exceeds "
-                f"{input_name}.Sizes[{i}] = {input_tensor.sizes[i]}"
-            )
-        if stride != 0:
-            most = 1 + (size - 1) // abs(stride)
-            if output_tensor.sizes[i] > most:
+class _WindowDesc(_OperatorDesc):
+    """SLICE1's window (``input_window_offsets``, ``_sizes``, ``_strides``) and its rules, which
+    SLICE_GRAD shares with its tensors in other roles: the window lies in ``_SOURCE`` (a tensor
+    field), and ``_RESULT``'s sizes count the elements taken along each dimension."""
+
+    _SOURCE = _RESULT = ""  # tensor fields, named by each operator
+
+    @property
+    def copy_start(self) -> tuple[int, ...]:
+        """Where the copy starts in each dimension (the window's end for negative strides)."""
+        return tuple(
+            o + s - 1 if st < 0 else o
+            for o, s, st in zip(self.input_window_offsets, self.input_window_sizes, self.input_window_strides)
+        )
+
+    def _validate(self, v):
+        source, result = directml_name(self._SOURCE), directml_name(self._RESULT)
+        for i, stride in enumerate(self.input_window_strides):
+            if stride == 0:
+                v.add(f"InputWindowStrides[{i}] = 0 must be non-zero")
+        for i, size in enumerate(self.input_window_sizes):
+            if size < 1:
+                v.add(f"InputWindowSizes[{i}] = {size} must be at least 1 (the window may not be empty)")
+        for i, (offset, size, bound) in self._dims("input_window_offsets", "input_window_sizes", self._SOURCE):
+            if size >= 1 and offset + size > bound:
                 v.add(
-                    f"{output_name}.Sizes[{i}] = {output_tensor.sizes[i]} exceeds MaxCopiedElements[{i}] = "
+                    f"InputWindowOffsets[{i}] + InputWindowSizes[{i}] = {offset + size} exceeds "
+                    f"{source}.Sizes[{i}] = {bound}"
+                )
+        for i, (size, stride, count) in self._dims("input_window_sizes", "input_window_strides", self._RESULT):
+            if size < 1 or stride == 0:
+                continue  # reported above
+            most = 1 + (size - 1) // abs(stride)
+            if count > most:
+                v.add(
+                    f"{result}.Sizes[{i}] = {count} exceeds MaxCopiedElements[{i}] = "
                     f"1 + (InputWindowSizes[{i}] - 1) / |InputWindowStrides[{i}]| = {most}"
                 )
 
 
-def _window_start(offsets, sizes, strides):
-    """CopyStart: the window's start, or its end along dimensions with a negative stride."""
-    return tuple(o + s - 1 if st < 0 else o for o, s, st in zip(offsets, sizes, strides))
+class _PartsDesc(_OperatorDesc):
+    """SPLIT's size rules, which JOIN shares with its tensors in the other roles: the tensors of
+    ``_PARTS`` match the tensor ``_WHOLE`` except along ``axis``, where they sum to it."""
+
+    _WHOLE = _PARTS = ""  # tensor fields, named by each operator
+
+    def _validate(self, v):
+        whole, parts, axis, n = getattr(self, self._WHOLE), getattr(self, self._PARTS), self.axis, self.dimension_count
+        if not 0 <= axis < n or whole.dimension_count != n or not parts:
+            return  # reported by the shared rules
+        whole_name, parts_name = directml_name(self._WHOLE), directml_name(self._PARTS)
+        comparable = [(k, part) for k, part in enumerate(parts) if part.dimension_count == n]
+        for k, part in comparable:
+            for d in range(n):
+                if d != axis and part.sizes[d] != whole.sizes[d]:
+                    v.add(
+                        f"{parts_name}[{k}].Sizes[{d}] = {part.sizes[d]} differs from {whole_name}.Sizes[{d}] = "
+                        f"{whole.sizes[d]} (only Sizes[Axis = {axis}] may differ)"
+                    )
+        total = sum(part.sizes[axis] for _, part in comparable)
+        if len(comparable) == len(parts) and total != whole.sizes[axis]:
+            v.add(f"{parts_name}' Sizes[{axis}] sum to {total}, not {whole_name}.Sizes[{axis}] = {whole.sizes[axis]}")
 
 
 @dataclass(frozen=True)
@@ -217,44 +376,23 @@ class SliceOperatorDesc(_OperatorDesc):
     """
 
     NAME = "Slice"
-    input_tensor: BufferTensorDesc
-    output_tensor: BufferTensorDesc
-    offsets: tuple[int, ...]
-    sizes: tuple[int, ...]
-    strides: tuple[int, ...]
+    input_tensor: BufferTensorDesc = field(metadata=INPUT)
+    output_tensor: BufferTensorDesc = field(metadata=OUTPUT)
+    offsets: tuple[int, ...] = field(metadata=UINT32_ARRAY)
+    sizes: tuple[int, ...] = field(metadata=UINT32_ARRAY)
+    strides: tuple[int, ...] = field(metadata=UINT32_ARRAY)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
-    def __post_init__(self):
-        for name in ("offsets", "sizes", "strides"):
-            object.__setattr__(self, name, int_tuple(getattr(self, name), name.capitalize(), self.NAME))
-        self._check(
-            [("InputTensor", self.input_tensor)],
-            [("OutputTensor", self.output_tensor)],
-            [("Offsets", self.offsets), ("Sizes", self.sizes), ("Strides", self.strides)],
-        )
-
-    @property
-    def dimension_count(self) -> int:
-        return self.input_tensor.dimension_count
-
-    @property
-    def input_tensors(self):
-        return (self.input_tensor,)
-
-    @property
-    def output_tensors(self):
-        return (self.output_tensor,)
-
     def _validate(self, v):
-        for name in ("Offsets", "Sizes", "Strides"):
-            _check_unsigned(v, name, getattr(self, name.lower()))
-        for i, (offset, size, stride) in enumerate(zip(self.offsets, self.sizes, self.strides)):
-            if size != self.output_tensor.sizes[i]:
-                v.add(f"Sizes[{i}] = {size} differs from OutputTensor.Sizes[{i}] = {self.output_tensor.sizes[i]}")
-            elif offset + stride * (size - 1) >= self.input_tensor.sizes[i]:
+        for i, (size, output_size) in self._dims("sizes", "output_tensor"):
+            if size != output_size:
+                v.add(f"Sizes[{i}] = {size} differs from OutputTensor.Sizes[{i}] = {output_size}")
+        for i, (offset, size, stride, bound) in self._dims("offsets", "sizes", "strides", "input_tensor"):
+            last = offset + stride * (size - 1)
+            if size >= 1 and last >= bound:
                 v.add(
-                    f"Offsets[{i}] + Strides[{i}] * (Sizes[{i}] - 1) = {offset + stride * (size - 1)} "
-                    f"reads past InputTensor.Sizes[{i}] = {self.input_tensor.sizes[i]}"
+                    f"Offsets[{i}] + Strides[{i}] * (Sizes[{i}] - 1) = {last} "
+                    f"reads past InputTensor.Sizes[{i}] = {bound}"
                 )
 
     def _lower(self, input_strides, output_strides):
@@ -269,7 +407,7 @@ class SliceOperatorDesc(_OperatorDesc):
 
 
 @dataclass(frozen=True)
-class Slice1OperatorDesc(_OperatorDesc):
+class Slice1OperatorDesc(_WindowDesc):
     """``DML_SLICE1_OPERATOR_DESC``: a window per dimension, read forwards or (negative
     stride) backwards; the output may take fewer elements than the window reaches.
 
@@ -287,56 +425,14 @@ class Slice1OperatorDesc(_OperatorDesc):
     """
 
     NAME = "Slice1"
-    input_tensor: BufferTensorDesc
-    output_tensor: BufferTensorDesc
-    input_window_offsets: tuple[int, ...]
-    input_window_sizes: tuple[int, ...]
-    input_window_strides: tuple[int, ...]
+    _SOURCE = "input_tensor"
+    _RESULT = "output_tensor"
+    input_tensor: BufferTensorDesc = field(metadata=INPUT)
+    output_tensor: BufferTensorDesc = field(metadata=OUTPUT)
+    input_window_offsets: tuple[int, ...] = field(metadata=UINT32_ARRAY)
+    input_window_sizes: tuple[int, ...] = field(metadata=UINT32_ARRAY)
+    input_window_strides: tuple[int, ...] = field(metadata=INT32_ARRAY)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
-
-    _FIELDS = (
-        ("input_window_offsets", "InputWindowOffsets"),
-        ("input_window_sizes", "InputWindowSizes"),
-        ("input_window_strides", "InputWindowStrides"),
-    )
-
-    def __post_init__(self):
-        for attr, name in self._FIELDS:
-            object.__setattr__(self, attr, int_tuple(getattr(self, attr), name, self.NAME))
-        self._check(
-            [("InputTensor", self.input_tensor)],
-            [("OutputTensor", self.output_tensor)],
-            [(name, getattr(self, attr)) for attr, name in self._FIELDS],
-        )
-
-    @property
-    def dimension_count(self) -> int:
-        return len(self.input_window_offsets)
-
-    @property
-    def input_tensors(self):
-        return (self.input_tensor,)
-
-    @property
-    def output_tensors(self):
-        return (self.output_tensor,)
-
-    @property
-    def copy_start(self) -> tuple[int, ...]:
-        """Where the copy starts in each dimension (the window's end for negative strides)."""
-        return _window_start(self.input_window_offsets, self.input_window_sizes, self.input_window_strides)
-
-    def _validate(self, v):
-        _check_window(
-            v,
-            "InputTensor",
-            "OutputTensor",
-            self.input_tensor,
-            self.output_tensor,
-            self.input_window_offsets,
-            self.input_window_sizes,
-            self.input_window_strides,
-        )
 
     def _lower(self, input_strides, output_strides):
         return _plan.plan_slice(
@@ -350,7 +446,7 @@ class Slice1OperatorDesc(_OperatorDesc):
 
 
 @dataclass(frozen=True)
-class SliceGradOperatorDesc(_OperatorDesc):
+class SliceGradOperatorDesc(_WindowDesc):
     """``DML_SLICE_GRAD_OPERATOR_DESC``: the backward pass of SLICE1.
 
     Every element of ``output_gradient_tensor`` (sizes of the forward input) that the forward
@@ -359,47 +455,15 @@ class SliceGradOperatorDesc(_OperatorDesc):
     """
 
     NAME = "SliceGrad"
-    input_gradient_tensor: BufferTensorDesc
-    output_gradient_tensor: BufferTensorDesc
-    input_window_offsets: tuple[int, ...]
-    input_window_sizes: tuple[int, ...]
-    input_window_strides: tuple[int, ...]
+    # The forward slice read from the tensor shaped like our output gradient.
+    _SOURCE = "output_gradient_tensor"
+    _RESULT = "input_gradient_tensor"
+    input_gradient_tensor: BufferTensorDesc = field(metadata=INPUT)
+    output_gradient_tensor: BufferTensorDesc = field(metadata=OUTPUT)
+    input_window_offsets: tuple[int, ...] = field(metadata=UINT32_ARRAY)
+    input_window_sizes: tuple[int, ...] = field(metadata=UINT32_ARRAY)
+    input_window_strides: tuple[int, ...] = field(metadata=INT32_ARRAY)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
-
-    _FIELDS = Slice1OperatorDesc._FIELDS
-
-    def __post_init__(self):
-        for attr, name in self._FIELDS:
-            object.__setattr__(self, attr, int_tuple(getattr(self, attr), name, self.NAME))
-        self._check(
-            [("InputGradientTensor", self.input_gradient_tensor)],
-            [("OutputGradientTensor", self.output_gradient_tensor)],
-            [(name, getattr(self, attr)) for attr, name in self._FIELDS],
-        )
-
-    dimension_count = Slice1OperatorDesc.dimension_count
-    copy_start = Slice1OperatorDesc.copy_start
-
-    @property
-    def input_tensors(self):
-        return (self.input_gradient_tensor,)
-
-    @property
-    def output_tensors(self):
-        return (self.output_gradient_tensor,)
-
-    def _validate(self, v):
-        # The forward slice read from the tensor shaped like our output gradient.
-        _check_window(
-            v,
-            "OutputGradientTensor",
-            "InputGradientTensor",
-            self.output_gradient_tensor,
-            self.input_gradient_tensor,
-            self.input_window_offsets,
-            self.input_window_sizes,
-            self.input_window_strides,
-        )
 
     def _lower(self, input_strides, output_strides):
         return _plan.plan_slice_grad(
@@ -413,76 +477,22 @@ class SliceGradOperatorDesc(_OperatorDesc):
         )
 
 
-def _check_concat(v, whole_name, whole, part_name, parts, axis):
-    """SPLIT's size rules (JOIN's with the roles swapped): the parts match the whole
-    except along ``axis``, where they sum to it."""
-    n = whole.dimension_count
-    if not 0 <= axis < n:
-        v.add(f"Axis = {axis} must be in [0, {n - 1}] (DimensionCount = {n})")
-        return
-    total = 0
-    for k, part in enumerate(parts):
-        if part.dimension_count != n:
-            continue  # reported by the shared checks
-        total += part.sizes[axis]
-        for d in range(n):
-            if d != axis and part.sizes[d] != whole.sizes[d]:
-                v.add(
-                    f"{part_name}[{k}].Sizes[{d}] = {part.sizes[d]} differs from {whole_name}.Sizes[{d}] = "
-                    f"{whole.sizes[d]} (only Sizes[Axis = {axis}] may differ)"
-                )
-    if total != whole.sizes[axis] and all(p.dimension_count == n for p in parts):
-        v.add(f"{part_name}' Sizes[{axis}] sum to {total}, not {whole_name}.Sizes[{axis}] = {whole.sizes[axis]}")
-
-
-def _tensor_tuple(tensors, field_name, where):
-    if isinstance(tensors, BufferTensorDesc) or not hasattr(tensors, "__iter__"):
-        raise TypeError(f"{where}: {field_name} must be a sequence of BufferTensorDesc")
-    return tuple(tensors)
-
-
-def _check_axis(axis, where):
-    if isinstance(axis, bool) or not isinstance(axis, int):
-        raise TypeError(f"{where}: Axis must be an integer, not {type(axis).__name__}")
-
-
 @dataclass(frozen=True)
-class SplitOperatorDesc(_OperatorDesc):
+class SplitOperatorDesc(_PartsDesc):
     """``DML_SPLIT_OPERATOR_DESC``: split the input along ``axis`` into ``len(output_tensors)``
     tensors whose sizes along ``axis`` sum to the input's (one output is a copy)."""
 
     NAME = "Split"
-    input_tensor: BufferTensorDesc
-    output_tensors: tuple[BufferTensorDesc, ...]
-    axis: int
+    _WHOLE = "input_tensor"
+    _PARTS = "output_tensors"
+    input_tensor: BufferTensorDesc = field(metadata=INPUT)
+    output_tensors: tuple[BufferTensorDesc, ...] = field(metadata=OUTPUTS)
+    axis: int = field(metadata=AXIS)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
-
-    def __post_init__(self):
-        object.__setattr__(self, "output_tensors", _tensor_tuple(self.output_tensors, "OutputTensors", self.NAME))
-        _check_axis(self.axis, self.NAME)
-        if not self.output_tensors:
-            v = Violations(self.NAME)
-            v.add("OutputCount = 0 must be greater than 0")
-            v.raise_if_any()
-        self._check(
-            [("InputTensor", self.input_tensor)],
-            [(f"OutputTensors[{k}]", t) for k, t in enumerate(self.output_tensors)],
-        )
 
     @property
     def output_count(self) -> int:
         return len(self.output_tensors)
-
-    @property
-    def dimension_count(self) -> int:
-        return self.input_tensor.dimension_count
-
-    @property
-    def input_tensors(self):
-        return (self.input_tensor,)
-
-    def _validate(self, v):
-        _check_concat(v, "InputTensor", self.input_tensor, "OutputTensors", self.output_tensors, self.axis)
 
     def _lower(self, input_strides, output_strides):
         return _plan.plan_split(
@@ -496,41 +506,20 @@ class SplitOperatorDesc(_OperatorDesc):
 
 
 @dataclass(frozen=True)
-class JoinOperatorDesc(_OperatorDesc):
+class JoinOperatorDesc(_PartsDesc):
     """``DML_JOIN_OPERATOR_DESC``: concatenate ``input_tensors`` along ``axis`` (SPLIT's inverse)."""
 
     NAME = "Join"
-    input_tensors: tuple[BufferTensorDesc, ...]
-    output_tensor: BufferTensorDesc
-    axis: int
+    _WHOLE = "output_tensor"
+    _PARTS = "input_tensors"
+    input_tensors: tuple[BufferTensorDesc, ...] = field(metadata=INPUTS)
+    output_tensor: BufferTensorDesc = field(metadata=OUTPUT)
+    axis: int = field(metadata=AXIS)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
-
-    def __post_init__(self):
-        object.__setattr__(self, "input_tensors", _tensor_tuple(self.input_tensors, "InputTensors", self.NAME))
-        _check_axis(self.axis, self.NAME)
-        if not self.input_tensors:
-            v = Violations(self.NAME)
-            v.add("InputCount = 0 must be greater than 0")
-            v.raise_if_any()
-        self._check(
-            [(f"InputTensors[{k}]", t) for k, t in enumerate(self.input_tensors)],
-            [("OutputTensor", self.output_tensor)],
-        )
 
     @property
     def input_count(self) -> int:
         return len(self.input_tensors)
-
-    @property
-    def dimension_count(self) -> int:
-        return self.output_tensor.dimension_count
-
-    @property
-    def output_tensors(self):
-        return (self.output_tensor,)
-
-    def _validate(self, v):
-        _check_concat(v, "OutputTensor", self.output_tensor, "InputTensors", self.input_tensors, self.axis)
 
     def _lower(self, input_strides, output_strides):
         return _plan.plan_join(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .enums import TensorDataType, TensorFlags
-from .errors import DescriptorError, Violations, int_tuple
+from .errors import DescriptorError, Violations, as_int, int_tuple
 
 __all__ = ["BufferTensorDesc", "calc_buffer_tensor_size"]
 
@@ -21,22 +21,27 @@ MAX_ELEMENTS = 2**32 - 1
 MIN_BINDING_ALIGNMENT = 16
 
 
-def coerce_data_type(data_type) -> TensorDataType:
-    """A ``TensorDataType`` from itself, its directml.h value, or a NumPy dtype that maps to one."""
+def coerce_data_type(data_type, where: str = "BufferTensorDesc") -> TensorDataType:
+    """A ``TensorDataType`` from itself, its directml.h value (an int or a NumPy integer, read
+    by value: ``numpy.int64(1)`` is FLOAT32), or a dtype (a ``numpy.dtype``, a scalar type such
+    as ``numpy.float16``, or a dtype name such as ``"int8"``) that maps to one.
+
+    ``TypeError`` for anything else (None, bools, floats, NumPy float scalars, arrays);
+    ``ValueError`` for a value outside ``DML_TENSOR_DATA_TYPE`` or a dtype without a DirectML type.
+    """
     if isinstance(data_type, TensorDataType):
         return data_type
-    if isinstance(data_type, int) and not isinstance(data_type, bool):
+    if isinstance(data_type, (np.dtype, type, str)):
         try:
-            return TensorDataType(data_type)
-        except ValueError:
-            raise ValueError(f"DataType {data_type} is not a DML_TENSOR_DATA_TYPE value") from None
+            dtype = np.dtype(data_type)
+        except TypeError:
+            raise TypeError(f"{where}: DataType {data_type!r} is not a dtype") from None
+        return TensorDataType.from_dtype(dtype)
+    value = as_int(data_type, "DataType", where, "a TensorDataType, its value, or a dtype")
     try:
-        dtype = np.dtype(data_type)
-    except TypeError:
-        raise TypeError(
-            f"DataType must be a TensorDataType, its value, or a dtype, not {type(data_type).__name__}"
-        ) from None
-    return TensorDataType.from_dtype(dtype)
+        return TensorDataType(value)
+    except ValueError:
+        raise ValueError(f"DataType {value} is not a DML_TENSOR_DATA_TYPE value") from None
 
 
 def packed_strides(sizes) -> tuple[int, ...]:
@@ -52,11 +57,66 @@ def last_element_index(sizes, strides) -> int:
     return sum((size - 1) * stride for size, stride in zip(sizes, strides))
 
 
+def checked_layout(v: Violations, data_type, sizes, strides):
+    """The arguments of ``DMLCalcBufferTensorSize`` as exact values, checked with the rules
+    that ``BufferTensorDesc`` and ``calc_buffer_tensor_size`` share: each broken rule is added
+    to ``v`` (whose ``where`` names the caller), a wrong type raises ``TypeError`` at once.
+
+    Returns ``(data_type, sizes, strides, span)``: ``data_type`` is None when it is not a valid
+    type, ``span`` (the index of the last element plus one) None when sizes or strides are not
+    valid.
+    """
+    try:
+        data_type = coerce_data_type(data_type, v.where)
+    except ValueError as e:
+        v.add(str(e))
+        data_type = None
+    if data_type is TensorDataType.UNKNOWN:
+        v.add("DataType UNKNOWN (0) is not a valid tensor data type")
+        data_type = None
+    sizes = int_tuple(sizes, "Sizes", v.where)
+    if strides is not None:
+        strides = int_tuple(strides, "Strides", v.where)
+    n = len(sizes)
+    if not 1 <= n <= MAX_DIMENSIONS:
+        v.add(f"DimensionCount = {n} must be between 1 and {MAX_DIMENSIONS}")
+    span_defined = True  # every size and stride valid: the span is, whatever their count
+    for i, size in enumerate(sizes):
+        if size < 1:
+            v.add(f"Sizes[{i}] = {size} must be at least 1 (a zero size is invalid)")
+        elif size > UINT32_MAX:
+            v.add(f"Sizes[{i}] = {size} exceeds UINT32 max {UINT32_MAX}")
+        else:
+            continue
+        span_defined = False
+    if strides is not None:
+        if len(strides) != n:
+            v.add(f"len(Strides) = {len(strides)} must equal DimensionCount = {n}")
+            span_defined = False
+        for i, stride in enumerate(strides):
+            if stride < 0:
+                v.add(f"Strides[{i}] = {stride} must be non-negative (strides are unsigned)")
+            elif stride > UINT32_MAX:
+                v.add(f"Strides[{i}] = {stride} exceeds UINT32 max {UINT32_MAX}")
+            else:
+                continue
+            span_defined = False
+    span = None
+    if span_defined:
+        span = last_element_index(sizes, strides if strides is not None else packed_strides(sizes)) + 1
+    return data_type, sizes, strides, span
+
+
+def _implied_size(span: int, data_type: TensorDataType) -> int:
+    return (span * data_type.element_size + 3) & ~3
+
+
 def calc_buffer_tensor_size(data_type, sizes, strides=None) -> int:
     """Minimum bytes a buffer tensor occupies, as ``DMLCalcBufferTensorSize`` computes it.
 
     The index of the last element plus one, times the element size, rounded up to a
     multiple of 4 bytes. Arithmetic is exact (Python integers), so sizes past 4 GiB are right.
+    The arguments are checked as ``BufferTensorDesc`` checks them (one function does both).
 
     Parameters
     ----------
@@ -69,6 +129,13 @@ def calc_buffer_tensor_size(data_type, sizes, strides=None) -> int:
     -------
     int
 
+    Raises
+    ------
+    DescriptorError
+        Listing every broken rule (a zero or negative size, say).
+    TypeError
+        For an argument of the wrong type (a float size, a None data type).
+
     Examples
     --------
     >>> calc_buffer_tensor_size(TensorDataType.FLOAT16, [1, 3])
@@ -76,20 +143,10 @@ def calc_buffer_tensor_size(data_type, sizes, strides=None) -> int:
     >>> calc_buffer_tensor_size(TensorDataType.UINT8, [2, 3], [8, 1])
     12
     """
-    data_type = coerce_data_type(data_type)
-    if data_type is TensorDataType.UNKNOWN:
-        raise ValueError("calc_buffer_tensor_size: DataType UNKNOWN has no element size")
-    sizes = int_tuple(sizes, "Sizes", "calc_buffer_tensor_size")
-    if strides is None:
-        elements = math.prod(sizes)
-    else:
-        strides = int_tuple(strides, "Strides", "calc_buffer_tensor_size")
-        if len(strides) != len(sizes):
-            raise ValueError(
-                f"calc_buffer_tensor_size: len(Strides) = {len(strides)} differs from len(Sizes) = {len(sizes)}"
-            )
-        elements = last_element_index(sizes, strides) + 1
-    return (elements * data_type.element_size + 3) & ~3
+    v = Violations("calc_buffer_tensor_size")
+    data_type, _, _, span = checked_layout(v, data_type, sizes, strides)
+    v.raise_if_any()
+    return _implied_size(span, data_type)
 
 
 @dataclass(frozen=True)
@@ -130,74 +187,44 @@ class BufferTensorDesc:
     flags: TensorFlags = TensorFlags.NONE
 
     def __post_init__(self):
-        where = "BufferTensorDesc"
+        v = Violations("BufferTensorDesc")
+        data_type, sizes, strides, span = checked_layout(v, self.data_type, self.sizes, self.strides)
+        flags = as_int(self.flags, "Flags", v.where, "a TensorFlags value")
+        total = self.total_tensor_size_in_bytes
+        if total is not None:
+            total = as_int(total, "TotalTensorSizeInBytes", v.where)
+        alignment = as_int(self.guaranteed_base_offset_alignment, "GuaranteedBaseOffsetAlignment", v.where)
         set_ = object.__setattr__
-        try:
-            set_(self, "data_type", coerce_data_type(self.data_type))
-        except ValueError as e:
-            raise DescriptorError([f"{where}: {e}"]) from None
-        set_(self, "sizes", int_tuple(self.sizes, "Sizes", where))
-        if self.strides is not None:
-            set_(self, "strides", int_tuple(self.strides, "Strides", where))
-        if not isinstance(self.flags, (int, np.integer)) or isinstance(self.flags, bool):
-            raise TypeError(f"{where}: Flags must be TensorFlags, not {type(self.flags).__name__}")
-        flags = int(self.flags)
-        for name in ("total_tensor_size_in_bytes", "guaranteed_base_offset_alignment"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
-                raise TypeError(f"{where}: {name} must be an integer, not {type(value).__name__}")
-            if value is not None:
-                set_(self, name, int(value))
+        set_(self, "data_type", data_type)
+        set_(self, "sizes", sizes)
+        set_(self, "strides", strides)
+        set_(self, "guaranteed_base_offset_alignment", alignment)
 
-        v = Violations(where)
-        if self.data_type is TensorDataType.UNKNOWN:
-            v.add("DataType UNKNOWN (0) is not a valid tensor data type")
-        n = len(self.sizes)
-        if not 1 <= n <= MAX_DIMENSIONS:
-            v.add(f"DimensionCount = {n} must be between 1 and {MAX_DIMENSIONS}")
-        for i, size in enumerate(self.sizes):
-            if size < 1:
-                v.add(f"Sizes[{i}] = {size} must be at least 1 (a zero size is invalid)")
-            elif size > UINT32_MAX:
-                v.add(f"Sizes[{i}] = {size} exceeds UINT32 max {UINT32_MAX}")
-        if self.strides is not None:
-            if len(self.strides) != n:
-                v.add(f"len(Strides) = {len(self.strides)} must equal DimensionCount = {n}")
-            for i, stride in enumerate(self.strides):
-                if stride < 0:
-                    v.add(f"Strides[{i}] = {stride} must be non-negative (strides are unsigned)")
-                elif stride > UINT32_MAX:
-                    v.add(f"Strides[{i}] = {stride} exceeds UINT32 max {UINT32_MAX}")
-        if flags not in (TensorFlags.NONE, TensorFlags.OWNED_BY_DML):
-            v.add(f"Flags = {flags} has bits other than NONE and OWNED_BY_DML")
-        else:
+        if flags in (TensorFlags.NONE, TensorFlags.OWNED_BY_DML):
             set_(self, "flags", TensorFlags(flags))
-        alignment = self.guaranteed_base_offset_alignment
+        else:
+            v.add(f"Flags = {flags} has bits other than NONE and OWNED_BY_DML")
+        element_size = data_type.element_size if data_type is not None else None
+        power_of_two = alignment > 0 and alignment & (alignment - 1) == 0
         if alignment > UINT32_MAX:
             v.add(f"GuaranteedBaseOffsetAlignment = {alignment} must be an unsigned 32-bit value")
-        total = self.total_tensor_size_in_bytes
+        elif alignment != 0 and (not power_of_two or (element_size and alignment < element_size)):
+            at_least = f" >= the element size {element_size}" if element_size else ""
+            v.add(f"GuaranteedBaseOffsetAlignment = {alignment} must be 0 or a power of two{at_least}")
         if total is not None and not 0 <= total <= UINT64_MAX:
             v.add(f"TotalTensorSizeInBytes = {total} must be an unsigned 64-bit value")
-        if v.messages:  # sizes, strides or type unusable: the size rules below cannot be evaluated
-            v.raise_if_any()
-
-        element_size = self.data_type.element_size
-        span = last_element_index(self.sizes, self.effective_strides) + 1
-        if span > MAX_ELEMENTS:
+        if span is not None and span > MAX_ELEMENTS:
             v.add(f"the tensor spans {span} elements, more than the 2^32 - 1 a buffer tensor may span")
-        minimum = calc_buffer_tensor_size(self.data_type, self.sizes, self.strides)
-        if self.total_tensor_size_in_bytes is None:
-            set_(self, "total_tensor_size_in_bytes", minimum)
-        elif self.total_tensor_size_in_bytes < minimum:
-            v.add(
-                f"TotalTensorSizeInBytes = {self.total_tensor_size_in_bytes} is less than the "
-                f"minimum implied size {minimum} (DMLCalcBufferTensorSize)"
-            )
-        if alignment <= UINT32_MAX and alignment != 0 and (alignment < element_size or alignment & (alignment - 1)):
-            v.add(
-                f"GuaranteedBaseOffsetAlignment = {alignment} must be 0 or a power of two "
-                f">= the element size {element_size}"
-            )
+        if span is not None and data_type is not None:  # the size rule needs a valid layout and type
+            minimum = _implied_size(span, data_type)
+            if total is None:
+                total = minimum
+            elif 0 <= total < minimum:
+                v.add(
+                    f"TotalTensorSizeInBytes = {total} is less than the minimum implied size {minimum} "
+                    "(DMLCalcBufferTensorSize)"
+                )
+        set_(self, "total_tensor_size_in_bytes", total)
         v.raise_if_any()
 
     @property

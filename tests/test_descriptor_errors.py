@@ -685,6 +685,35 @@ INVALID = [
         esc("Join: OutputTensor.Strides[3] = 0 with Sizes[3] = 2 would make the output overlap itself"),
         "join-output-zero-stride",
     ),
+    # --- outputs must not overlap themselves through any strides, not only zero ones ---------
+    case(
+        partial(slice_op, output_kw={"strides": (4, 4, 1, 1)}),
+        esc(
+            "Slice: OutputTensor.Strides = (4, 4, 1, 1) with Sizes = (1, 1, 2, 2) would make the output "
+            "overlap itself (two indices reach one element)"
+        ),
+        "slice-output-overlaps-itself",
+    ),
+    case(
+        partial(slice1_op, output_kw={"strides": (4, 4, 1, 1)}),
+        esc("Slice1: OutputTensor.Strides = (4, 4, 1, 1) with Sizes = (1, 1, 2, 2) would make the output"),
+        "slice1-output-overlaps-itself",
+    ),
+    case(
+        partial(grad_op, output_kw={"strides": (16, 16, 3, 1)}),  # [1, 0] and [0, 3] are both element 3
+        esc("SliceGrad: OutputGradientTensor.Strides = (16, 16, 3, 1) with Sizes = (1, 1, 4, 4) would make"),
+        "slicegrad-output-overlaps-itself",
+    ),
+    case(
+        partial(split_op, output_kws=[{}, {}, {"strides": (6, 6, 1, 1)}]),
+        esc("Split: OutputTensors[2].Strides = (6, 6, 1, 1) with Sizes = (1, 1, 3, 2) would make the output"),
+        "split-output-overlaps-itself",
+    ),
+    case(
+        partial(join_op, output_kw={"strides": (24, 24, 1, 3)}),  # [3, 0] and [0, 1] are both element 3
+        esc("Join: OutputTensor.Strides = (24, 24, 1, 3) with Sizes = (1, 1, 6, 2) would make the output"),
+        "join-output-overlaps-itself",
+    ),
 ]
 
 
@@ -740,6 +769,16 @@ VALID = [
         id="slice-stride-uint32-max-on-size-1",
     ),
     pytest.param(partial(slice_op, output_kw={"strides": (0, 0, 2, 1)}), id="slice-output-zero-stride-on-size-1"),
+    pytest.param(partial(slice_op, output_kw={"strides": (4, 4, 1, 2)}), id="slice-output-column-major"),
+    pytest.param(partial(slice_op, output_kw={"strides": (8, 8, 1, 4)}), id="slice-output-interleaved-gaps"),
+    pytest.param(partial(join_op, output_kw={"strides": (24, 24, 2, 13)}), id="join-output-interleaved-columns"),
+    # inputs may overlap themselves: rows that share elements, or broadcast
+    pytest.param(partial(slice_op, input_kw={"strides": (4, 4, 1, 1)}), id="slice-input-overlaps-itself"),
+    pytest.param(partial(slice1_op, source=(1, 1, 4, 4)), id="slice1-input-packed"),
+    pytest.param(
+        lambda: cd.SplitOperatorDesc(tensor((1, 1, 6, 2), strides=(0, 0, 1, 1)), [tensor(p) for p in SPLIT_PARTS], 2),
+        id="split-input-overlaps-itself",
+    ),
     pytest.param(
         partial(slice_op, output_kw={"strides": (16, 16, 8, 2), "total_tensor_size_in_bytes": 4096}),
         id="slice-output-padded",
@@ -889,6 +928,22 @@ TYPE_ERRORS = [
     ),
     case(partial(split_op, axis=True), esc("Split: Axis must be an integer, not bool"), "split-bool-axis"),
     case(partial(join_op, axis=2.0), esc("Join: Axis must be an integer, not float"), "join-float-axis"),
+    case(partial(split_op, axis=1.0), esc("Split: Axis must be an integer, not float"), "split-float-axis"),
+    case(partial(split_op, axis=float("nan")), esc("Split: Axis must be an integer, not float"), "split-nan-axis"),
+    case(partial(split_op, axis=np.float64(2)), esc("Split: Axis must be an integer, not float64"), "split-np-float"),
+    case(partial(split_op, axis=None), esc("Split: Axis must be an integer, not NoneType"), "split-none-axis"),
+    case(partial(join_op, axis="2"), esc("Join: Axis must be an integer, not str"), "join-str-axis"),
+    case(partial(join_op, axis=np.True_), esc("Join: Axis must be an integer, not bool"), "join-numpy-bool-axis"),
+    case(
+        partial(slice_op, strides=(1, 1, np.True_, 1)),
+        esc("Slice: Strides[2] must be an integer, not bool"),
+        "slice-np-bool",
+    ),
+    case(
+        partial(join_op, inputs=((1, 1, 6, 2),), feature_level=1.0),
+        esc("feature_level must be a FeatureLevel, int or str, not float"),
+        "join-float-feature-level",
+    ),
     case(t([2.0, 3]), esc("BufferTensorDesc: Sizes[0] must be an integer, not float"), "tensor-float-size"),
     case(
         t([2, 3], strides=[3, "1"]),
@@ -908,3 +963,174 @@ def test_wrong_types_raise_type_error(build, expected):
     with pytest.raises(TypeError, match=expected) as e:
         build()
     assert not isinstance(e.value, ValueError)
+
+
+# ---------------------------------------------------------------------------------------------
+# Complete lists: every rule that does not need a valid value of another field is checked,
+# whatever else is broken. Each row gives the exact list of violations, in order.
+COMPLETE = [
+    pytest.param(
+        t([0], guaranteed_base_offset_alignment=3),
+        [
+            "BufferTensorDesc: Sizes[0] = 0 must be at least 1 (a zero size is invalid)",
+            "BufferTensorDesc: GuaranteedBaseOffsetAlignment = 3 must be 0 or a power of two >= the element size 4",
+        ],
+        id="tensor-zero-size-and-alignment",
+    ),
+    pytest.param(
+        t([2], data_type=12, guaranteed_base_offset_alignment=3, total_tensor_size_in_bytes=2),
+        [
+            "BufferTensorDesc: DataType 12 is not a DML_TENSOR_DATA_TYPE value",
+            # without an element size, only the power of two can be checked, and no minimum size
+            "BufferTensorDesc: GuaranteedBaseOffsetAlignment = 3 must be 0 or a power of two",
+        ],
+        id="tensor-type-out-of-enum-and-alignment",
+    ),
+    pytest.param(
+        t([0, 2], data_type=T.UNKNOWN, flags=2, total_tensor_size_in_bytes=-1),
+        [
+            "BufferTensorDesc: DataType UNKNOWN (0) is not a valid tensor data type",
+            "BufferTensorDesc: Sizes[0] = 0 must be at least 1 (a zero size is invalid)",
+            "BufferTensorDesc: Flags = 2 has bits other than NONE and OWNED_BY_DML",
+            "BufferTensorDesc: TotalTensorSizeInBytes = -1 must be an unsigned 64-bit value",
+        ],
+        id="tensor-type-size-flags-total",
+    ),
+    pytest.param(
+        t([2, 3], strides=[3], total_tensor_size_in_bytes=4, guaranteed_base_offset_alignment=2),
+        [
+            "BufferTensorDesc: len(Strides) = 1 must equal DimensionCount = 2",
+            "BufferTensorDesc: GuaranteedBaseOffsetAlignment = 2 must be 0 or a power of two >= the element size 4",
+        ],
+        id="tensor-strides-length-and-alignment",
+    ),
+    # --- operators: a rule is skipped only when a field it needs is unusable ------------------
+    pytest.param(
+        partial(slice1_op, output_dtype=T.INT32, offsets=(0, 0, 1, 1), strides=(0, 1, 2, 2)),
+        [
+            "Slice1: OutputTensor.DataType = INT32 differs from InputTensor.DataType = FLOAT32",
+            "Slice1: InputWindowStrides[0] = 0 must be non-zero",
+            "Slice1: InputWindowOffsets[2] + InputWindowSizes[2] = 5 exceeds InputTensor.Sizes[2] = 4",
+        ],
+        id="slice1-datatype-mismatch-and-window",
+    ),
+    pytest.param(
+        partial(
+            grad_op, input_gradient=(1, 1, 3, 2), output_dtype=T.UINT32, offsets=(0, 0, 1, 1), strides=(0, 1, 2, 2)
+        ),
+        [
+            "SliceGrad: OutputGradientTensor.DataType = UINT32 differs from InputGradientTensor.DataType = FLOAT32",
+            "SliceGrad: InputWindowStrides[0] = 0 must be non-zero",
+            "SliceGrad: InputWindowOffsets[2] + InputWindowSizes[2] = 5 exceeds OutputGradientTensor.Sizes[2] = 4",
+            "SliceGrad: InputGradientTensor.Sizes[2] = 3 exceeds MaxCopiedElements[2] = "
+            "1 + (InputWindowSizes[2] - 1) / |InputWindowStrides[2]| = 2",
+        ],
+        id="slicegrad-datatype-mismatch-and-window",
+    ),
+    pytest.param(
+        partial(slice_op, output_dtype=T.FLOAT16, offsets=(0, 0, 3, 2)),
+        [
+            "Slice: OutputTensor.DataType = FLOAT16 differs from InputTensor.DataType = FLOAT32",
+            "Slice: Offsets[2] + Strides[2] * (Sizes[2] - 1) = 4 reads past InputTensor.Sizes[2] = 4",
+        ],
+        id="slice-datatype-mismatch-and-read-past",
+    ),
+    pytest.param(
+        partial(split_op, dtypes=[F32, T.INT32, F32], axis=5),
+        [
+            "Split: OutputTensors[1].DataType = INT32 differs from InputTensor.DataType = FLOAT32",
+            "Split: Axis = 5 must be in [0, 3] (DimensionCount = 4)",
+        ],
+        id="split-datatype-mismatch-and-axis",
+    ),
+    pytest.param(
+        partial(
+            split_op, source=(1, 1, 6, 2, 1), outputs=((1, 1, 6, 2, 1),), dtype=T.INT8, axis=5, feature_level="1_0"
+        ),
+        [
+            "Split: InputTensor.DimensionCount = 5 is not supported at feature level 1_0 (supported: 4)",
+            f"Split: InputTensor.DataType = INT8 is not supported at feature level 1_0 (supported: {SORTED_TYPES_1_0})",
+            "Split: OutputTensors[0].DimensionCount = 5 is not supported at feature level 1_0 (supported: 4)",
+            f"Split: OutputTensors[0].DataType = INT8 is not supported at feature level 1_0 "
+            f"(supported: {SORTED_TYPES_1_0})",
+            "Split: Axis = 5 must be in [0, 4] (DimensionCount = 5)",
+        ],
+        id="split-unsupported-and-axis",
+    ),
+    pytest.param(
+        partial(slice1_op, offsets=(0, 0, 0), strides=(1, 1, 2, 0)),
+        [  # no window-in-input rule without one offset per dimension; the others still apply
+            "Slice1: len(InputWindowOffsets) = 3 must equal DimensionCount = 4",
+            "Slice1: InputWindowStrides[3] = 0 must be non-zero",
+        ],
+        id="slice1-offsets-length-and-zero-stride",
+    ),
+    pytest.param(
+        partial(slice1_op, strides=(1, 1, 2, 2, 1), sizes=(1, 1, 4, 5)),
+        [  # no output-size rule without one stride per dimension; the window rule still applies
+            "Slice1: len(InputWindowStrides) = 5 must equal DimensionCount = 4",
+            "Slice1: InputWindowOffsets[3] + InputWindowSizes[3] = 6 exceeds InputTensor.Sizes[3] = 4",
+        ],
+        id="slice1-strides-length-and-window",
+    ),
+    pytest.param(
+        partial(slice_op, output=(1, 2, 2), sizes=(1, 1, 2, 2), offsets=(0, 0, 3, 2)),
+        [  # Sizes cannot be compared with a 3-dimensional output; the read rule needs the input only
+            "Slice: OutputTensor.DimensionCount = 3 differs from InputTensor.DimensionCount = 4",
+            "Slice: Offsets[2] + Strides[2] * (Sizes[2] - 1) = 4 reads past InputTensor.Sizes[2] = 4",
+        ],
+        id="slice-dimcount-mismatch-and-read-past",
+    ),
+    pytest.param(
+        partial(slice1_op, feature_level="2_0", offsets=(0, 0, 1, 1)),
+        [
+            "Slice1: the operator needs feature level 2_1 or newer; got 2_0",
+            "Slice1: InputWindowOffsets[2] + InputWindowSizes[2] = 5 exceeds InputTensor.Sizes[2] = 4",
+        ],
+        id="slice1-level-and-window",
+    ),
+    pytest.param(
+        partial(split_op, dtypes=[F32, T.INT32, F32], output_kws=[{}, {}, {"strides": (6, 6, 1, 1)}], axis=4),
+        [
+            "Split: OutputTensors[1].DataType = INT32 differs from InputTensor.DataType = FLOAT32",
+            "Split: OutputTensors[2].Strides = (6, 6, 1, 1) with Sizes = (1, 1, 3, 2) would make the output "
+            "overlap itself (two indices reach one element)",
+            "Split: Axis = 4 must be in [0, 3] (DimensionCount = 4)",
+        ],
+        id="split-output-overlap-type-and-axis",
+    ),
+    pytest.param(
+        partial(join_op, inputs=(), axis=7),
+        ["Join: InputCount = 0 must be greater than 0", "Join: Axis = 7 must be in [0, 3] (DimensionCount = 4)"],
+        id="join-no-inputs-and-axis",
+    ),
+    pytest.param(
+        t([1] * 9, total_tensor_size_in_bytes=2),
+        [
+            "BufferTensorDesc: DimensionCount = 9 must be between 1 and 8",
+            "BufferTensorDesc: TotalTensorSizeInBytes = 2 is less than the minimum implied size 4 "
+            "(DMLCalcBufferTensorSize)",
+        ],
+        id="tensor-9-dims-and-total",
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "expected"), COMPLETE)
+def test_every_independent_rule_is_listed(build, expected):
+    with pytest.raises(cd.DescriptorError) as e:
+        build()
+    assert list(e.value.violations) == expected
+
+
+@pytest.mark.parametrize("integer", [np.int64, np.uint16, np.int32, int])
+def test_numpy_integers_count_by_value(integer):
+    """A NumPy integer is its value wherever an integer belongs: axis, arrays, feature level."""
+    split = split_op(axis=integer(2), feature_level=integer(0x4100))
+    assert split == split_op(axis=2, feature_level="4_1")
+    assert type(split.axis) is int and split.feature_level is L.LEVEL_4_1
+    join = join_op(axis=integer(3), inputs=((1, 1, 6, 1), (1, 1, 6, 1)))
+    assert join.axis == 3 and type(join.axis) is int
+    window = slice1_op(offsets=[integer(0), 0, 0, integer(1)], strides=np.array([1, 1, 2, 2], integer))
+    assert window == slice1_op()
+    assert all(type(x) is int for x in (*window.input_window_offsets, *window.input_window_strides))

@@ -6,6 +6,8 @@ bits; outputs start poisoned inside canaried buffers, so an unwritten element or
 fails. Runs on the reference backend and, with a GPU, on the kernels (``xp`` fixture).
 """
 
+import dataclasses
+import inspect
 import itertools
 
 import numpy as np
@@ -225,3 +227,89 @@ def test_execute_reuses_compiled_operator_with_new_data(xp, rng):
                 ]
             ],
         )
+
+
+# ---- descriptors as data ------------------------------------------------------------------------
+
+SIGNATURES = [
+    (cd.SliceOperatorDesc, ["input_tensor", "output_tensor", "offsets", "sizes", "strides"]),
+    (
+        cd.Slice1OperatorDesc,
+        ["input_tensor", "output_tensor", "input_window_offsets", "input_window_sizes", "input_window_strides"],
+    ),
+    (
+        cd.SliceGradOperatorDesc,
+        [
+            "input_gradient_tensor",
+            "output_gradient_tensor",
+            "input_window_offsets",
+            "input_window_sizes",
+            "input_window_strides",
+        ],
+    ),
+    (cd.SplitOperatorDesc, ["input_tensor", "output_tensors", "axis"]),
+    (cd.JoinOperatorDesc, ["input_tensors", "output_tensor", "axis"]),
+]
+
+
+@pytest.mark.parametrize(("cls", "names"), SIGNATURES, ids=lambda c: getattr(c, "__name__", ""))
+def test_descriptor_fields_and_keywords(cls, names):
+    """The public shape of each descriptor: its fields in order, then ``feature_level`` by keyword."""
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    expected = [(name, positional, inspect.Parameter.empty) for name in names]
+    expected.append(("feature_level", inspect.Parameter.KEYWORD_ONLY, None))
+    assert [(p.name, p.kind, p.default) for p in inspect.signature(cls).parameters.values()] == expected
+    assert [f.name for f in dataclasses.fields(cls)] == [*names, "feature_level"]
+
+
+def test_an_operator_is_its_fields_rules_and_lowering(monkeypatch, rng):
+    """An operator declared as fields with roles, one rule of its own and a lowering: the base
+    class normalises its fields, finds its tensors, checks the shared rules and compiles it."""
+    from cudadml import operators, plan
+
+    monkeypatch.setitem(operators.SUPPORT, "Shift", operators.SUPPORT["Slice"])
+
+    @dataclasses.dataclass(frozen=True)
+    class ShiftOperatorDesc(operators._OperatorDesc):
+        """The window of the input at ``offsets`` with the output's sizes."""
+
+        NAME = "Shift"
+        input_tensor: cd.BufferTensorDesc = dataclasses.field(metadata=operators.INPUT)
+        output_tensor: cd.BufferTensorDesc = dataclasses.field(metadata=operators.OUTPUT)
+        offsets: tuple[int, ...] = dataclasses.field(metadata=operators.UINT32_ARRAY)
+        feature_level: cd.FeatureLevel | None = dataclasses.field(default=None, kw_only=True)
+
+        def _validate(self, v):
+            for i, (offset, size, bound) in self._dims("offsets", "output_tensor", "input_tensor"):
+                if offset + size > bound:
+                    v.add(
+                        f"Offsets[{i}] + OutputTensor.Sizes[{i}] = {offset + size} exceeds "
+                        f"InputTensor.Sizes[{i}] = {bound}"
+                    )
+
+        def _lower(self, input_strides, output_strides):
+            sizes = self.output_tensor.sizes
+            size = self.input_tensor.data_type.element_size
+            return plan.plan_slice(size, self.offsets, (1,) * len(sizes), sizes, input_strides[0], output_strides[0])
+
+    f32 = cd.TensorDataType.FLOAT32
+    x_desc, y_desc = cd.BufferTensorDesc(f32, (4, 6)), cd.BufferTensorDesc(f32, (2, 3))
+    desc = ShiftOperatorDesc(x_desc, y_desc, np.array([1, 2]))
+    assert desc.offsets == (1, 2) and all(type(o) is int for o in desc.offsets)
+    assert (desc.input_tensors, desc.output_tensors) == ((x_desc,), (y_desc,))
+    assert desc.dimension_count == 2 and desc.feature_level is cd.FeatureLevel.newest()
+    x = random_array((4, 6), np.float32, rng)
+    assert_outputs(run(desc, [x], np), [x[1:3, 2:5]])
+
+    bad_output = cd.BufferTensorDesc(cd.TensorDataType.INT32, (2, 5), (0, 1), flags=cd.TensorFlags.OWNED_BY_DML)
+    with pytest.raises(cd.DescriptorError) as e:
+        ShiftOperatorDesc(x_desc, bad_output, (2, 2**32))
+    assert e.value.violations == (
+        "Shift: OutputTensor.DataType = INT32 differs from InputTensor.DataType = FLOAT32",
+        "Shift: OutputTensor.Flags has OWNED_BY_DML, which only input tensors may have",
+        "Shift: OutputTensor.Strides[0] = 0 with Sizes[0] = 2 would make the output overlap itself",
+        "Shift: Offsets[1] = 4294967296 must be an unsigned 32-bit value (0 to 4294967295)",
+        "Shift: Offsets[1] + OutputTensor.Sizes[1] = 4294967301 exceeds InputTensor.Sizes[1] = 6",
+    )
+    with pytest.raises(TypeError, match=r"^Shift: Offsets\[0\] must be an integer, not float$"):
+        ShiftOperatorDesc(x_desc, y_desc, (1.0, 2))

@@ -77,14 +77,120 @@ def test_default_total_size_is_the_minimum(data_type, sizes, strides, expected, 
 @pytest.mark.parametrize(
     ("args", "error", "expected"),
     [
-        ((T.UNKNOWN, [4]), ValueError, "DataType UNKNOWN has no element size"),
-        ((T.FLOAT32, [2, 3], [1]), ValueError, "len(Strides) = 1 differs from len(Sizes) = 2"),
+        ((T.UNKNOWN, [4]), ValueError, "DataType UNKNOWN (0) is not a valid tensor data type"),
+        ((T.FLOAT32, [2, 3], [1]), ValueError, "len(Strides) = 1 must equal DimensionCount = 2"),
         ((T.FLOAT32, [2, 3.0]), TypeError, "Sizes[1] must be an integer, not float"),
     ],
 )
 def test_calc_buffer_tensor_size_rejects(args, error, expected):
-    with pytest.raises(error, match=re.escape(expected)):
+    with pytest.raises(error, match=re.escape(f"calc_buffer_tensor_size: {expected}")):
         cd.calc_buffer_tensor_size(*args)
+
+
+def _rules(e):
+    """The broken rules of an error, without the prefix that names who checked them."""
+    return [line.split(": ", 1)[1] for line in e.violations] if isinstance(e, cd.ValidationError) else [str(e)]
+
+
+# Arguments that break the rules calc_buffer_tensor_size shares with BufferTensorDesc.
+BAD_LAYOUTS = [
+    pytest.param(T.FLOAT32, [-1], None, id="negative-size"),
+    pytest.param(T.FLOAT32, [0, 3], None, id="zero-size"),
+    pytest.param(T.UINT8, [2**32], None, id="size-above-uint32"),
+    pytest.param(T.FLOAT32, [], None, id="no-dimensions"),
+    pytest.param(T.FLOAT32, [1] * 9, None, id="9-dimensions"),
+    pytest.param(T.FLOAT32, [2, 3], [-1, 1], id="negative-stride"),
+    pytest.param(T.FLOAT32, [2, 3], [3, 1, 1], id="strides-too-long"),
+    pytest.param(T.UNKNOWN, [0], None, id="unknown-type-and-zero-size"),
+    pytest.param(12, [4], None, id="type-value-out-of-enum"),
+    pytest.param(np.bool_, [4], None, id="dtype-without-directml-type"),
+]
+
+
+@pytest.mark.parametrize(("data_type", "sizes", "strides"), BAD_LAYOUTS)
+def test_calc_buffer_tensor_size_checks_its_arguments_as_buffer_tensor_desc(data_type, sizes, strides):
+    with pytest.raises(cd.DescriptorError) as calc:
+        cd.calc_buffer_tensor_size(data_type, sizes, strides)
+    with pytest.raises(cd.DescriptorError) as desc:
+        cd.BufferTensorDesc(data_type, sizes, strides)
+    assert _rules(calc.value) == _rules(desc.value)
+    assert all(line.startswith("calc_buffer_tensor_size: ") for line in calc.value.violations)
+
+
+# Wrong types where an integer (or a data type) belongs: TypeError naming the field, from both.
+WRONG_TYPES = [
+    pytest.param(
+        None, [2], None, "DataType must be a TensorDataType, its value, or a dtype, not NoneType", id="none-type"
+    ),
+    pytest.param(
+        1.0, [2], None, "DataType must be a TensorDataType, its value, or a dtype, not float", id="float-type"
+    ),
+    pytest.param(float("nan"), [2], None, "DataType must be", id="nan-type"),
+    pytest.param(True, [2], None, "DataType must be a TensorDataType, its value, or a dtype, not bool", id="bool-type"),
+    pytest.param(np.True_, [2], None, "DataType must be", id="numpy-bool-type"),
+    pytest.param(np.float32(1), [2], None, "DataType must be", id="numpy-float-type"),
+    pytest.param(np.array([1]), [2], None, "DataType must be", id="array-type"),
+    pytest.param("flaot32", [2], None, "DataType 'flaot32' is not a dtype", id="misspelt-dtype-name"),
+    pytest.param(T.FLOAT32, [2.0], None, "Sizes[0] must be an integer, not float", id="float-size"),
+    pytest.param(T.FLOAT32, [np.float32(2)], None, "Sizes[0] must be an integer, not float32", id="numpy-float-size"),
+    pytest.param(T.FLOAT32, [2, np.True_], None, "Sizes[1] must be an integer, not bool", id="numpy-bool-size"),
+    pytest.param(T.FLOAT32, [2, None], None, "Sizes[1] must be an integer, not NoneType", id="none-size"),
+    pytest.param(T.FLOAT32, "12", None, "Sizes must be a sequence of integers, not str", id="str-sizes"),
+    pytest.param(T.FLOAT32, [2], [float("nan")], "Strides[0] must be an integer, not float", id="nan-stride"),
+]
+
+
+@pytest.mark.parametrize(("data_type", "sizes", "strides", "expected"), WRONG_TYPES)
+def test_wrong_types_are_type_errors_naming_the_field(data_type, sizes, strides, expected):
+    for where, make in (
+        ("calc_buffer_tensor_size", cd.calc_buffer_tensor_size),
+        ("BufferTensorDesc", cd.BufferTensorDesc),
+    ):
+        with pytest.raises(TypeError, match=re.escape(f"{where}: {expected}")) as e:
+            make(data_type, sizes, strides)
+        assert not isinstance(e.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "name"),
+    [
+        ("total_tensor_size_in_bytes", 16.0, "TotalTensorSizeInBytes"),
+        ("total_tensor_size_in_bytes", float("nan"), "TotalTensorSizeInBytes"),
+        ("total_tensor_size_in_bytes", "16", "TotalTensorSizeInBytes"),
+        ("guaranteed_base_offset_alignment", 4.0, "GuaranteedBaseOffsetAlignment"),
+        ("guaranteed_base_offset_alignment", None, "GuaranteedBaseOffsetAlignment"),
+        ("guaranteed_base_offset_alignment", np.True_, "GuaranteedBaseOffsetAlignment"),
+        ("flags", 1.0, "Flags"),
+        ("flags", None, "Flags"),
+    ],
+)
+def test_wrong_scalar_types_are_type_errors_naming_the_field(field, value, name):
+    with pytest.raises(TypeError, match=re.escape(f"BufferTensorDesc: {name} must be")):
+        cd.BufferTensorDesc(T.FLOAT32, [4], **{field: value})
+
+
+@pytest.mark.parametrize("integer", [np.int64, np.uint8, np.int16, int])
+@pytest.mark.parametrize("data_type", list(T)[1:], ids=lambda t: t.name)
+def test_data_type_given_as_an_integer_is_read_by_value(integer, data_type):
+    """``numpy.int64(1)`` is FLOAT32 (its value), not INT64 (its dtype)."""
+    t = cd.BufferTensorDesc(integer(data_type.value), [3])
+    assert t.data_type is data_type
+    assert cd.calc_buffer_tensor_size(integer(data_type.value), [3]) == cd.calc_buffer_tensor_size(data_type, [3])
+
+
+def test_integer_scalar_fields_are_read_by_value():
+    t = cd.BufferTensorDesc(
+        T.FLOAT32,
+        [np.uint32(2)],
+        [np.int8(1)],
+        total_tensor_size_in_bytes=np.int16(8),
+        guaranteed_base_offset_alignment=np.uint64(8),
+        flags=np.uint8(1),
+    )
+    assert (t.sizes, t.strides, t.total_tensor_size_in_bytes, t.guaranteed_base_offset_alignment) == ((2,), (1,), 8, 8)
+    assert t.flags is cd.TensorFlags.OWNED_BY_DML
+    assert all(type(x) is int for x in (*t.sizes, *t.strides, t.total_tensor_size_in_bytes))
+    assert type(t.guaranteed_base_offset_alignment) is int
 
 
 def test_desc_fields_are_normalised():
@@ -263,6 +369,21 @@ def test_feature_level_coerce(given, expected):
     assert L.coerce(given) is expected
 
 
+class _Index:
+    """An integer only through ``__index__``, as Python reads integers by value."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+@pytest.mark.parametrize("given", [np.int64(0x4100), np.uint16(0x4100), np.array(0x4100), _Index(0x4100)])
+def test_feature_level_coerce_reads_integers_by_value(given):
+    assert L.coerce(given) is L.LEVEL_4_1
+
+
 KNOWN = "(known: " + ", ".join(LEVELS) + ")"
 
 
@@ -272,7 +393,9 @@ def test_feature_level_coerce_unknown_lists_known_levels(given):
         L.coerce(given)
 
 
-@pytest.mark.parametrize("given", [4.1, b"4_1", True, False, [4, 1], (4, 1)])
+@pytest.mark.parametrize(
+    "given", [4.1, 16640.0, float("nan"), np.float64(16640), b"4_1", True, False, np.True_, [4, 1], (4, 1)]
+)
 def test_feature_level_coerce_wrong_type(given):
     expected = f"feature_level must be a FeatureLevel, int or str, not {type(given).__name__}"
     with pytest.raises(TypeError, match=re.escape(expected)):
