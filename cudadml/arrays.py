@@ -740,7 +740,15 @@ def _index_key(key):
         if k is None or k is Ellipsis:
             tokens.append(k)
         elif type(k) is _pyslice:
-            tokens.append((_optional_index(k.start), _optional_index(k.stop), _optional_index(k.step)))
+            start, stop, step = k.start, k.stop, k.step
+            if (
+                (start is None or type(start) is int)
+                and (stop is None or type(stop) is int)
+                and (step is None or type(step) is int)
+            ):  # already exact (the common case), without a call per field
+                tokens.append((start, stop, step))
+            else:
+                tokens.append((_optional_index(start), _optional_index(stop), _optional_index(step)))
         elif isinstance(k, (bool, np.bool_)) or not hasattr(k, "__index__"):
             raise TypeError(f"only basic indices (int, slice, ..., None) are supported, not {type(k).__name__}")
         else:

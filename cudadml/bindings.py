@@ -123,21 +123,28 @@ def check_layout(slots, where: str) -> None:
 
 
 _cupy_ndarray = None
+_c_contiguous = operator.attrgetter("flags.c_contiguous")
 _DATA, _PTR, _DEVICE_ID = operator.attrgetter("data"), operator.attrgetter("ptr"), operator.attrgetter("device_id")
 #: Up to this many bindings, overlap is checked pair by pair (cheaper than a sorted sweep).
 _FEW_BINDINGS = 8
 
 
+def _set_cupy(ndarray):
+    global _cupy_ndarray, _c_contiguous
+    _cupy_ndarray = ndarray
+    if hasattr(ndarray, "_c_contiguous"):  # CuPy's own flag, read without building a flags object
+        _c_contiguous = operator.attrgetter("_c_contiguous")
+
+
 def _kind(buffer):
     """ "numpy", "cupy", or None for anything else."""
-    global _cupy_ndarray
     if type(buffer) is np.ndarray:
         return "numpy"
     if _cupy_ndarray is None:
         cupy = sys.modules.get("cupy")  # never imported just to look at an argument
         if cupy is None:
             return "numpy" if isinstance(buffer, np.ndarray) else None
-        _cupy_ndarray = cupy.ndarray
+        _set_cupy(cupy.ndarray)
     if isinstance(buffer, _cupy_ndarray):
         return "cupy"
     return "numpy" if isinstance(buffer, np.ndarray) else None
@@ -246,6 +253,18 @@ class Bindings:
         # this many bytes.
         self._placed_fit = all(slot.low >= 0 for slot in placed)
         self._placed_end = max((slot.placed_at + slot.high for slot in placed), default=0)
+        # Where every slot takes a whole buffer (a compiled descriptor's tensors), a call of a
+        # few CuPy arrays is checked by ``_bind_device_buffers``.
+        self._buffer_rules = None
+        if all(slot.need is not None for slot in self.slots) and len(self.slots) <= _FEW_BINDINGS:
+            self._buffer_rules = [(slot.need, slot.alignment) for slot in self.slots]
+        # The pairs whose overlap is a rule (an output and an earlier binding), for a few bindings.
+        self._pairs = [
+            (j, k, self.slots[j].low, self.slots[j].high, self.slots[k].low, self.slots[k].high)
+            for k in range(len(self.in_slots), len(self.slots))
+            for j in range(k)
+            if len(self.slots) <= _FEW_BINDINGS
+        ]
         self._lows = np.array([slot.low for slot in self.slots], np.int64)
         self._highs = np.array([slot.high for slot in self.slots], np.int64)
 
@@ -276,6 +295,10 @@ class Bindings:
         given = inputs + outputs
         if layouts_known:
             bound = self._bind_device_views(given, new_outputs)
+            if bound is not None:
+                return bound
+        elif self._buffer_rules is not None:
+            bound = self._bind_device_buffers(given, new_outputs)
             if bound is not None:
                 return bound
         problems = []
@@ -309,10 +332,9 @@ class Bindings:
         if len(flat) <= _FEW_BINDINGS:  # a few: pair by pair, without the sweep's bookkeeping
             pairs = [
                 (j, k)
-                for k in range(first_output, len(flat))
-                for j in range(k)
-                if flat[j] + slots[j].low < flat[k] + slots[k].high
-                and flat[k] + slots[k].low < flat[j] + slots[j].high
+                for j, k, low_j, high_j, low_k, high_k in self._pairs
+                if flat[j] + low_j < flat[k] + high_k
+                and flat[k] + low_k < flat[j] + high_j
                 and overlap.share_an_element(slots[j].tensor(flat[j]), slots[k].tensor(flat[k]))
             ]
         else:
@@ -332,14 +354,16 @@ class Bindings:
         path (another type, a placed slot, a device that differs), which then reports it."""
         device = self.device
         if len(given) <= _FEW_BINDINGS:  # a plain loop costs less than the list operations
-            addresses = []
+            addresses, address_bits = [], 0
             for b in given:
                 if type(b) is not _cupy_ndarray:
                     return None
                 memory = b.data
                 if memory.device_id != device and device is not None:
                     return None
-                addresses.append(memory.ptr)
+                address = memory.ptr
+                addresses.append(address)
+                address_bits |= address
         else:
             if _cupy_ndarray is None or list(map(type, given)).count(_cupy_ndarray) != len(given):
                 return None
@@ -347,21 +371,49 @@ class Bindings:
             addresses = list(map(_PTR, memories))
             if device is not None and set(map(_DEVICE_ID, memories)) != {device}:
                 return None
+            address_bits = functools.reduce(operator.or_, addresses)
         if self._placed:  # one buffer holds them all (a split's fresh parts), as a BufferBinding would
             buffer = given[self._placed[0]]
             if (
                 not self._placed_fit
                 or not all(given[k] is buffer for k in self._placed)
                 or buffer.nbytes < self._placed_end
-                or not buffer.flags.c_contiguous
+                or not _c_contiguous(buffer)
             ):
                 return None
             for k in self._placed:
                 addresses[k] += self.slots[k].placed_at
+                address_bits |= addresses[k]
+        return self._bound_device(given, addresses, new_outputs, address_bits)
+
+    def _bind_device_buffers(self, given, new_outputs):
+        """``bind`` for CuPy arrays bound whole as the buffers of buffer slots (a compiled
+        descriptor's common call), every rule checked as integer work; None when any binding
+        needs the general path, which then reports it."""
+        device = self.device
+        addresses, address_bits = [], 0
+        for b, (need, alignment) in zip(given, self._buffer_rules):
+            if type(b) is not _cupy_ndarray:
+                return None
+            memory = b.data
+            address = memory.ptr
+            if (
+                address % alignment
+                or b.nbytes < need
+                or not _c_contiguous(b)
+                or (memory.device_id != device and device is not None)
+            ):
+                return None
+            addresses.append(address)
+            address_bits |= address
+        return self._bound_device(given, addresses, new_outputs, address_bits)
+
+    def _bound_device(self, given, addresses, new_outputs, address_bits):
+        """``bind``'s result for CuPy bindings at ``addresses`` that passed every other rule."""
         if not new_outputs:
             problems = []
             self._check_overlaps(problems, addresses)
             if problems:
                 self.refuse(problems)
         n = len(self.in_slots)
-        return "cupy", (addresses[:n], addresses[n:]), (given[:n], given[n:]), functools.reduce(operator.or_, addresses)
+        return "cupy", (addresses[:n], addresses[n:]), (given[:n], given[n:]), address_bits

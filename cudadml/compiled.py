@@ -102,6 +102,6 @@ class CompiledOperator:
 
     def _run(self, bound, stream):
         kind, addresses, owners, address_bits = bound
-        backend = backend_for(kind)
+        backend = CUDA if kind == "cupy" else backend_for(kind)
         prepared = self._prepared.get(backend) or self._prepared_for(backend)
         backend.run(prepared, addresses, owners, stream, address_bits)

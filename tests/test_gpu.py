@@ -1,6 +1,8 @@
 """What only the GPU path has: every kernel specialisation's shape of work, 64-bit indexing,
 streams, CUDA graph capture, zero-copy interchange and device checks. Skipped without a GPU."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -187,6 +189,56 @@ def test_binding_on_another_device_is_rejected(cp, rng):
     with pytest.raises(cd.BindingError, match="is on device 1; the operator was compiled for device 0"):
         compiled.execute([x.binding], [out.binding])
     assert out.untouched_outside() and not (to_host(out.raw) != POISON).any()
+
+
+def _bare_buffers(cp, rng, case):
+    """A 4x4 -> 2x2 f32 slice bound to bare CuPy arrays, with one rule broken by ``case``."""
+    x = cp.asarray(random_array((16,), np.float32, rng))
+    out = cp.full(8, np.float32(POISON), np.float32)
+    watched = [x, out]
+    if case == "small output":
+        out = out[:3]
+    elif case == "non-contiguous input":
+        x = cp.asarray(random_array((32,), np.float32, rng))[::2]
+    elif case == "unaligned output":
+        out = out[1:5]
+    elif case == "output inside input":
+        out = x[4:8]
+    return x, out, watched
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("small output", "outputs[0]: the bound range of 12 bytes is smaller than TotalTensorSizeInBytes = 16"),
+        ("non-contiguous input", "inputs[0]: the buffer must be a C-contiguous array"),
+        ("unaligned output", "outputs[0]: the bound address is 4 bytes past a multiple of 16"),
+        ("output inside input", "outputs[0] overlaps inputs[0] in memory"),
+        ("valid", None),
+    ],
+)
+def test_bare_cupy_buffers_are_checked_like_buffer_bindings(cp, rng, case, message):
+    """``execute`` given bare CuPy arrays (its quickest route) keeps every buffer rule."""
+    f32 = cd.TensorDataType.FLOAT32
+    desc = cd.SliceOperatorDesc(
+        cd.BufferTensorDesc(f32, [1, 1, 4, 4]),
+        cd.BufferTensorDesc(f32, [1, 1, 2, 2]),
+        [0, 0, 1, 2],
+        [1, 1, 2, 2],
+        [1, 1, 1, 1],
+    )
+    compiled = desc.compile()
+    x, out, watched = _bare_buffers(cp, rng, case)
+    before = [to_host(a).tobytes() for a in watched]
+    if message is None:
+        compiled.execute([x], [out])
+        assert to_host(out[:4]).tobytes() == to_host(x).reshape(4, 4)[1:3, 2:4].tobytes()
+        assert to_host(out[4:]).tobytes() == before[1][16:]
+        return
+    with pytest.raises(cd.BindingError, match=re.escape(message)):
+        compiled.execute([x], [out])
+    cp.cuda.Device().synchronize()
+    assert [to_host(a).tobytes() for a in watched] == before
 
 
 def test_kernels_write_only_output_elements_of_padded_views(cp, rng):

@@ -49,6 +49,8 @@ class _Launches:
 
     def for_addresses(self, address_bits):
         """The launches whose accesses are aligned for addresses whose OR is ``address_bits``."""
+        if not address_bits & (self.element_size - 1):
+            return self.by_width[self.element_size]
         width = self.element_size
         while address_bits & (width - 1):
             width >>= 1
