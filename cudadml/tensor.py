@@ -80,31 +80,32 @@ def checked_layout(v: Violations, data_type, sizes, strides):
     n = len(sizes)
     if not 1 <= n <= MAX_DIMENSIONS:
         v.add(f"DimensionCount = {n} must be between 1 and {MAX_DIMENSIONS}")
-    span_defined = True  # every size and stride valid: the span is, whatever their count
-    for i, size in enumerate(sizes):
-        if size < 1:
-            v.add(f"Sizes[{i}] = {size} must be at least 1 (a zero size is invalid)")
-        elif size > UINT32_MAX:
-            v.add(f"Sizes[{i}] = {size} exceeds UINT32 max {UINT32_MAX}")
-        else:
-            continue
-        span_defined = False
+    # Every size and stride valid: the span is defined, whatever their count.
+    span_defined = _in_uint32_range(v, sizes, "Sizes", 1, "must be at least 1 (a zero size is invalid)")
     if strides is not None:
         if len(strides) != n:
             v.add(f"len(Strides) = {len(strides)} must equal DimensionCount = {n}")
             span_defined = False
-        for i, stride in enumerate(strides):
-            if stride < 0:
-                v.add(f"Strides[{i}] = {stride} must be non-negative (strides are unsigned)")
-            elif stride > UINT32_MAX:
-                v.add(f"Strides[{i}] = {stride} exceeds UINT32 max {UINT32_MAX}")
-            else:
-                continue
+        if not _in_uint32_range(v, strides, "Strides", 0, "must be non-negative (strides are unsigned)"):
             span_defined = False
     span = None
     if span_defined:
         span = last_element_index(sizes, strides if strides is not None else packed_strides(sizes)) + 1
     return data_type, sizes, strides, span
+
+
+def _in_uint32_range(v, values, field, low, too_low) -> bool:
+    """Whether every value lies in ``[low, UINT32 max]``; a violation for each that does not."""
+    in_range = True
+    for i, value in enumerate(values):
+        if value < low:
+            v.add(f"{field}[{i}] = {value} {too_low}")
+        elif value > UINT32_MAX:
+            v.add(f"{field}[{i}] = {value} exceeds UINT32 max {UINT32_MAX}")
+        else:
+            continue
+        in_range = False
+    return in_range
 
 
 def _implied_size(span: int, data_type: TensorDataType) -> int:
