@@ -8,7 +8,8 @@
 // passes 2^31); R: rank of the work box (1..8); J: job capacity of the batch (SLICE: 1;
 // SPLIT/JOIN: one job per output/input, all in one launch).
 // Supplied by Python (cudadml/backends/kernels.py): CopyBatch by value, built from a NumPy
-// structured dtype with the same layout; grids of block_start[num_jobs] blocks of BLOCK.
+// structured dtype with the same layout; grids of block_start[num_jobs] blocks of BLOCK, or
+// num_jobs * (most blocks of a job) when the batch is interleaved.
 // Loaded by cudadml.backends.kernels through cupy.RawModule(name_expressions=...).
 // Cannot be compiled standalone: includes common.cuh, which the loader inlines.
 #include "common.cuh"
@@ -28,9 +29,41 @@ struct CopyJob {
 template <typename I, int R, int J>
 struct CopyBatch {
     CopyJob<I, R> jobs[J];
-    int block_start[J + 1];  // job j owns blocks [block_start[j], block_start[j + 1])
+    int block_start[J + 1];  // job j has block_start[j + 1] - block_start[j] blocks
     int num_jobs;
+    // 0: job j owns blocks [block_start[j], block_start[j + 1]), one job after another.
+    // 1: block b is block b / num_jobs of job b % num_jobs, so the jobs advance together
+    // through rows they share (SPLIT's input, JOIN's output) and every fetched DRAM sector is
+    // used while it is in cache; blocks past a job's end do nothing.
+    int interleaved;
+    unsigned jobs_magic, jobs_shift;  // fast division by num_jobs
 };
+
+// The job of this block and the block's index within the job; false for a block with no work.
+template <typename I, int R, int J>
+__device__ __forceinline__ bool find_block(const CopyBatch<I, R, J>& batch, int& job, int& local) {
+    const int block = (int)blockIdx.x;
+    if (J == 1) {
+        job = 0;
+        local = block;
+        return true;
+    }
+    if (batch.interleaved) {
+        local = div_fast(block, batch.num_jobs, batch.jobs_magic, batch.jobs_shift);
+        job = block - local * batch.num_jobs;
+        return local < batch.block_start[job + 1] - batch.block_start[job];
+    }
+    // The last j with block_start[j] <= block.
+    int lo = 0, hi = batch.num_jobs - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (batch.block_start[mid] <= block) lo = mid;
+        else hi = mid - 1;
+    }
+    job = lo;
+    local = block - batch.block_start[lo];
+    return true;
+}
 
 // Offsets of work item idx in the job's box; returns its innermost coordinate.
 template <typename I, int R>
@@ -56,12 +89,13 @@ template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
     typedef typename Word<E>::type W;
-    const int j = find_job<J>(batch.block_start, batch.num_jobs);
+    int j, local;
+    if (!find_block(batch, j, local)) return;
     const CopyJob<I, R>& job = batch.jobs[j];
     const W* src = reinterpret_cast<const W*>(job.src);
     W* dst = reinterpret_cast<W*>(job.dst);
     // Items k*BLOCK apart: a warp touches consecutive items, so accesses coalesce.
-    const I base = (I)((int)blockIdx.x - batch.block_start[j]) * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+    const I base = (I)local * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
     W value[CUDADML_ITEMS];
     I target[CUDADML_ITEMS];
     // All loads before any store, so ITEMS reads are in flight at once.
@@ -129,9 +163,10 @@ template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_rows(const __grid_constant__ CopyBatch<I, R, J> batch) {
     typedef typename Word<E>::type W;
-    const int j = find_job<J>(batch.block_start, batch.num_jobs);
+    int j, local;
+    if (!find_block(batch, j, local)) return;
     const CopyJob<I, R>& job = batch.jobs[j];
-    const I base = (I)((int)blockIdx.x - batch.block_start[j]) * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+    const I base = (I)local * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
     const I row_bytes = job.row * (I)E;
     uint4 value[CUDADML_ITEMS];
     uint4* target[CUDADML_ITEMS];

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib.resources
+import itertools
 import math
 import pathlib
 import re
@@ -130,6 +131,9 @@ def copy_batch_dtype(index_type, rank, capacity):
             ("jobs", copy_job_dtype(index_type, rank), (capacity,)),
             ("block_start", np.int32, (capacity + 1,)),
             ("num_jobs", np.int32),
+            ("interleaved", np.int32),
+            ("jobs_magic", np.uint32),
+            ("jobs_shift", np.uint32),
         ],
         align=True,
     )
@@ -277,6 +281,39 @@ def _copy_launches(plan: CopyPlan) -> list[Launch]:
     ]
 
 
+#: An interleaved grid has num_jobs * (most blocks of a job) blocks; beyond this many times the
+#: blocks with work, the empty ones would cost more than the shared rows save.
+_INTERLEAVE_SLACK = 1.125
+
+
+def _extent(offset, sizes, strides):
+    """``(first, last)`` element offsets that a box reaches from ``offset``."""
+    low = offset + sum((n - 1) * s for n, s in zip(sizes, strides) if s < 0)
+    high = offset + sum((n - 1) * s for n, s in zip(sizes, strides) if s > 0)
+    return low, high
+
+
+def _walk_together(jobs) -> bool:
+    """Whether neighbouring jobs reach into each other's span of a binding they share (SPLIT
+    along an inner axis reads rows that every part takes a piece of; JOIN writes them): then
+    their blocks should advance together."""
+
+    def meet(a, b):
+        return a[0] <= b[1] and b[0] <= a[1]
+
+    return any(
+        (
+            a.input == b.input
+            and meet(_extent(a.in_offset, a.sizes, a.in_strides), _extent(b.in_offset, b.sizes, b.in_strides))
+        )
+        or (
+            a.output == b.output
+            and meet(_extent(a.out_offset, a.sizes, a.out_strides), _extent(b.out_offset, b.sizes, b.out_strides))
+        )
+        for a, b in itertools.pairwise(jobs)
+    )
+
+
 def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
     capacity = next(c for c in capacities if c >= len(boxes))
     params = np.zeros((), copy_batch_dtype(index_type, rank, capacity))
@@ -290,6 +327,12 @@ def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
         block_start.append(block_start[-1] + _blocks(count))
     params["block_start"][: len(block_start)] = block_start
     params["num_jobs"] = len(boxes)
+    params["jobs_magic"], params["jobs_shift"] = fast_division(len(boxes))
+    grid = block_start[-1]
+    most = max(b - a for a, b in itertools.pairwise(block_start))
+    if len(boxes) > 1 and _walk_together([j for j, *_ in boxes]) and len(boxes) * most <= grid * _INTERLEAVE_SLACK:
+        params["interleaved"] = 1
+        grid = len(boxes) * most
     job_dtype = params.dtype["jobs"].base
     jobs_at = params.dtype.fields["jobs"][1]
     slots = []
@@ -297,7 +340,7 @@ def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
         at = jobs_at + k * job_dtype.itemsize
         slots.append((at + job_dtype.fields["src"][1], 0, j.input, j.in_offset * e))
         slots.append((at + job_dtype.fields["dst"][1], 1, j.output, j.out_offset * e))
-    return Launch(kernel_name(family, e, index_type, rank, capacity), block_start[-1], params, slots)
+    return Launch(kernel_name(family, e, index_type, rank, capacity), grid, params, slots)
 
 
 def _grad_launch(plan: SliceGradPlan) -> Launch:
