@@ -259,3 +259,29 @@ def test_16_byte_elements_refuse_what_they_cannot_take(xp):
         cd.strided_slice(xp.zeros(4, np.complex128), np.s_[::2], out=xp.zeros(2, np.complex64), directml_types=False)
     with pytest.raises(TypeError, match="pass directml_types=False"):
         cd.strided_slice(xp.zeros(4, np.complex128), np.s_[::2])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("shift", [0, 1, 3])
+@pytest.mark.parametrize(
+    "key",
+    [
+        (slice(None, None, -1), slice(1, 4), slice(2, 35)),  # rows of 33 elements, reversed outer axis
+        (slice(None), slice(None), slice(1, None)),  # rows end at the input's last byte
+        (slice(2, 3), slice(None, None, 2), slice(None)),  # whole rows, every other one
+    ],
+)
+def test_packed_outputs_at_any_alignment_are_exact(xp, rng, dtype, shift, key):
+    """Slices into a packed output (the flat-chunk kernel): rows of any length and byte
+    alignment on both sides, chunks across row ends, an output starting at every element
+    offset of a 16-byte chunk; only the output's bytes change."""
+    if np.dtype(dtype).itemsize == 16 and xp is not np and shift:
+        pytest.skip("the same bytes as shift 0 for 16-byte elements")
+    host = random_array((7, 5, 37), dtype, rng)
+    x = xp.asarray(host)
+    expected = np.ascontiguousarray(host[key])
+    buffer = xp.empty(expected.size + shift + 3, dtype)
+    buffer.view(np.uint8)[...] = POISON
+    out = buffer[shift : shift + expected.size].reshape(expected.shape)
+    assert cd.strided_slice(x, key, out=out, **typed(x)) is out
+    assert_written_exactly(buffer, slice(shift, shift + expected.size), expected.ravel())
