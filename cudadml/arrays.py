@@ -235,14 +235,16 @@ def _word_options(feature_level, stream):
     return {"feature_level": feature_level, "stream": stream, "directml_types": False}
 
 
-def _on_words(name, kind, xs, out, call):
+def _on_words(name, kind, xs, out, call, ndim=None):
     """``call(word views of xs, word views of out)`` for arrays of 16-byte elements, with its
-    results viewed back as elements (``out`` itself where given)."""
+    results viewed back as elements (``out`` itself where given). ``ndim``: the rank of the
+    tensors the call describes (the first array's when omitted)."""
     dtype = xs[0].dtype
-    if xs[0].ndim >= MAX_DIMENSIONS:
+    ndim = xs[0].ndim if ndim is None else ndim
+    if ndim >= MAX_DIMENSIONS:
         raise ValueError(
             f"{name}: 16-byte elements move as pairs of 8-byte words (one more dimension), so "
-            f"arrays of up to {MAX_DIMENSIONS - 1} dimensions; this one has {xs[0].ndim}"
+            f"arrays of up to {MAX_DIMENSIONS - 1} dimensions; this one has {ndim}"
         )
     words_out = None
     if out is not None:
@@ -1026,6 +1028,7 @@ def strided_slice_grad(dy, input_shape, key, *, out=None, feature_level=None, st
             [dy],
             out,
             lambda w, o: strided_slice_grad(w[0], input_shape, words_key, out=o, **options),
+            ndim=len(input_shape) - 1,
         )
     cache_key = (
         name,
