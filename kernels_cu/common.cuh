@@ -3,17 +3,19 @@
 // Provides: element words of 1/2/4/8 bytes, store (every store to global memory goes through
 // it), fast division by run-time sizes, and the launch shape (BLOCK threads, ITEMS work items
 // each).
-// Supplied by Python (cudadml/backends/kernels.py): nothing; this header is inlined
-// textually into the .cu files that include it, so cached modules see its edits.
+// Supplied by Python (cudadml/backends/kernels.py): CUDADML_BLOCK and CUDADML_ITEMS, as -D
+// options. This header is inlined textually into the .cu files that include it, so cached
+// modules see its edits.
 // Cannot be compiled standalone.
 #pragma once
 
 typedef unsigned long long u64;
 
-// Threads per block and work items per thread. Every launch uses exactly BLOCK threads;
-// the host sizes grids with the same numbers.
-#define CUDADML_BLOCK 256
-#define CUDADML_ITEMS 4
+// Threads per block and work items per thread: every launch uses exactly CUDADML_BLOCK
+// threads, and the host sizes grids with the same numbers, which it passes in.
+#if !defined(CUDADML_BLOCK) || !defined(CUDADML_ITEMS)
+#error "CUDADML_BLOCK and CUDADML_ITEMS come from cudadml/backends/kernels.py (-D options)"
+#endif
 
 // Kernels move bits, never values: an element is an unsigned word of its width.
 template <int E> struct Word;

@@ -32,7 +32,7 @@ import threading
 
 from . import kernels
 
-CXX_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c++17", "-fno-strict-aliasing")
+CXX_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c++17", "-fno-strict-aliasing", *kernels.DEFINES)
 _LOCK = threading.Lock()  # the emulation header keeps its thread indices in globals
 _NAME = re.compile(r"(\w+)<(\d+),.*\b(int|long long)\b")  # family, width, index type
 

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..plan import CopyPlan, SliceGradPlan
 
-BLOCK = 256  # CUDADML_BLOCK in common.cuh
-ITEMS = 4  # CUDADML_ITEMS in common.cuh
+BLOCK = 256  # threads per block
+ITEMS = 4  # work items per thread
 CHUNK = 16  # gather_rows moves 16-byte chunks
 MAX_RANK = 8
 #: Batch capacities compiled for; a batch of more jobs is launched in groups of the largest.
@@ -84,7 +84,10 @@ _SOURCES = {
     "gather_flat": "strided_copy.cu",
     "slice_grad": "slice_grad.cu",
 }
-OPTIONS = ("--std=c++17",)
+#: The launch shape reaches the kernels from here (common.cuh refuses to compile without it),
+#: so the grid sizes and the kernels' indexing cannot disagree.
+DEFINES = (f"-DCUDADML_BLOCK={BLOCK}", f"-DCUDADML_ITEMS={ITEMS}")
+OPTIONS = ("--std=c++17", *DEFINES)
 
 
 _driver = _runtime = _current_stream = None  # cupy_backends' CUDA APIs and CuPy's stream, bound by _loader()
