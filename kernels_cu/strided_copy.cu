@@ -68,6 +68,17 @@ __device__ __forceinline__ bool find_block(const CopyBatch<I, R, J>& batch, int&
     return true;
 }
 
+// This thread's job, and its first work item in base: it takes items base + k * BLOCK for
+// k < ITEMS (a warp touches consecutive items, so accesses coalesce); nullptr for a block
+// with no work.
+template <typename I, int R, int J>
+__device__ __forceinline__ const CopyJob<I, R>* first_item(const CopyBatch<I, R, J>& batch, I& base) {
+    int j, local;
+    if (!find_block(batch, j, local)) return nullptr;
+    base = (I)local * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+    return &batch.jobs[j];
+}
+
 // Offsets of work item idx in the job's box; returns its innermost coordinate.
 template <typename I, int R>
 __device__ __forceinline__ I locate(const CopyJob<I, R>& job, I idx, I& src, I& dst) {
@@ -86,13 +97,12 @@ template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
     typedef typename Word<E>::type W;
-    int j, local;
-    if (!find_block(batch, j, local)) return;
-    const CopyJob<I, R>& job = batch.jobs[j];
+    I base;
+    const CopyJob<I, R>* work = first_item(batch, base);
+    if (work == nullptr) return;
+    const CopyJob<I, R>& job = *work;
     const W* src = reinterpret_cast<const W*>(job.src);
     W* dst = reinterpret_cast<W*>(job.dst);
-    // Items k*BLOCK apart: a warp touches consecutive items, so accesses coalesce.
-    const I base = (I)local * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
     W value[CUDADML_ITEMS];
     I target[CUDADML_ITEMS];
     // All loads before any store, so ITEMS reads are in flight at once.
@@ -160,10 +170,10 @@ template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_rows(const __grid_constant__ CopyBatch<I, R, J> batch) {
     typedef typename Word<E>::type W;
-    int j, local;
-    if (!find_block(batch, j, local)) return;
-    const CopyJob<I, R>& job = batch.jobs[j];
-    const I base = (I)local * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+    I base;
+    const CopyJob<I, R>* work = first_item(batch, base);
+    if (work == nullptr) return;
+    const CopyJob<I, R>& job = *work;
     const I row_bytes = job.row * (I)E;
     uint4 value[CUDADML_ITEMS];
     uint4* target[CUDADML_ITEMS];
@@ -251,10 +261,10 @@ template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_flat(const __grid_constant__ CopyBatch<I, R, J> batch) {
     typedef typename Word<E>::type W;
-    int j, local;
-    if (!find_block(batch, j, local)) return;
-    const CopyJob<I, R>& job = batch.jobs[j];
-    const I base = (I)local * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+    I base;
+    const CopyJob<I, R>* work = first_item(batch, base);
+    if (work == nullptr) return;
+    const CopyJob<I, R>& job = *work;
     const unsigned char* src = reinterpret_cast<const unsigned char*>(job.src);
     const unsigned char* lo_bound = src + job.src_low;
     const unsigned char* hi_bound = src + job.src_high;
