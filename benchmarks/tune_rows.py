@@ -123,7 +123,7 @@ def main():
     print(f"| variant | {' | '.join(name for name, _, _ in CASES)} |  (% of D2D {d2d:.0f} GB/s)")
     for label, source in VARIANTS.items():
         kernels.kernel_source = source
-        kernels._loader.cache_clear()
+        kernels._compiled.clear()
         kernels.prepare.cache_clear()
         cd.arrays._CACHE.clear()
         cells = []
