@@ -159,13 +159,13 @@ def main(argv=None) -> int:
     for backend in chosen:
         runnable, what = available[backend]
         print(f"  {backend:<10} {what if runnable else 'not run: ' + what}")
-    if "emulate" in runs:
-        started = time.perf_counter()
-        count = cd.precompile(backend="emulate", progress=sys.stderr.isatty())
-        print(
-            f"  {'':<10} {count} kernels ready in {time.perf_counter() - started:.1f} s "
-            f"(built once, then loaded from {emulate.cache_dir()})"
-        )
+        if backend == "emulate" and runnable:
+            started = time.perf_counter()
+            count = cd.precompile(backend="emulate", progress=sys.stderr.isatty())
+            print(
+                f"  {'':<10} {count} kernels ready in {time.perf_counter() - started:.1f} s "
+                f"(built once, then loaded from {emulate.cache_dir()})"
+            )
     cases = list(_cases())
     results, seconds = {}, {}
     for backend in runs:

@@ -30,16 +30,6 @@ def _cases(cp, torch):
     tx, tdy = (torch.as_tensor(x, device="cuda"), torch.as_tensor(dy, device="cuda")) if torch else (None, None)
     tparts = [torch.as_tensor(p, device="cuda") for p in parts] if torch else None
 
-    def cupy_grad():
-        g = cp.zeros(SHAPE, np.float32)
-        g[WINDOW] = dy
-        return g
-
-    def torch_grad():
-        g = torch.zeros(SHAPE, dtype=torch.float32, device="cuda")
-        g[WINDOW] = tdy
-        return g
-
     return [
         (
             "strided_slice window",
@@ -64,8 +54,8 @@ def _cases(cp, torch):
             dy.nbytes + x.nbytes,
             {
                 "cudadml": lambda: cd.strided_slice_grad(dy, SHAPE, WINDOW),
-                "CuPy": cupy_grad,
-                "PyTorch": torch and torch_grad,
+                "CuPy": lambda: _scatter(cp.zeros(SHAPE, np.float32), dy),
+                "PyTorch": torch and (lambda: _scatter(torch.zeros(SHAPE, dtype=torch.float32, device="cuda"), tdy)),
             },
         ),
         (
@@ -87,6 +77,12 @@ def _cases(cp, torch):
             },
         ),
     ]
+
+
+def _scatter(zeros, dy):
+    """The peers' gradient of the window: zeros, with ``dy`` where the window read."""
+    zeros[WINDOW] = dy
+    return zeros
 
 
 def _bytes(cp, result):
