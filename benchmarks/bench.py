@@ -1,6 +1,6 @@
 """Time cudadml against CuPy and PyTorch on BASELINES.md's cases, all in one run.
 
-    python benchmarks/bench.py [--reps 20] [--only SUBSTRING]
+    python benchmarks/bench.py [--reps 20] [--only SUBSTRING] [--json PATH]
 
 Device times are medians of CUDA-event-timed runs after warm-up, on fresh random data per
 case: GPU time with a spin kernel queued first (the host work is hidden), and the whole call
@@ -14,6 +14,7 @@ time over cudadml's (above 1: cudadml is faster). Peers materialise their result
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -107,7 +108,7 @@ def _torch_key(key):
     return tuple(plain), flips
 
 
-def slice_case(name, shape, dtype, key):
+def slice_case(name, shape, dtype, key, **options):
     def make():
         x = random(shape, dtype)
         out_bytes = x[key].nbytes
@@ -120,7 +121,7 @@ def slice_case(name, shape, dtype, key):
 
         return {
             "bytes": 2 * out_bytes,
-            "cudadml": lambda: cd.strided_slice(x, key),
+            "cudadml": lambda: cd.strided_slice(x, key, **options),
             "CuPy": lambda: x[key].copy(),
             "PyTorch": torch_fn if torch is not None else None,
         }
@@ -193,6 +194,7 @@ CASES = [
     slice_case("window f16", F4, np.float16, WINDOW),
     slice_case("window int8", F4, np.int8, WINDOW),
     slice_case("window f64 (16x64x256x256)", (16, 64, 256, 256), np.float64, WINDOW),
+    slice_case("window complex128 (16x32x256x256)", (16, 32, 256, 256), np.complex128, WINDOW, directml_types=False),
     slice_case("inner stride 2 [..., ::2] f32", F4, np.float32, (Ellipsis, slice(None, None, 2))),
     slice_case("reverse axis 1 [:, ::-1] f32", F4, np.float32, (slice(None), slice(None, None, -1))),
     slice_case("reverse innermost [..., ::-1] f32", F4, np.float32, (Ellipsis, slice(None, None, -1))),
@@ -213,6 +215,7 @@ CASES = [
     split_case("split (2^21 x 64) axis 0 into 64", (2**21, 64), np.float32, 64, 0),
     join_case("join axis 2 of 3", (32, 64, 258, 256), np.float32, 3, 2),
     join_case("join 64 x (2^15, 64) axis 0", (2**21, 64), np.float32, 64, 0),
+    join_case("join 64 x (2^21, 8) axis 1", (2**21, 512), np.float32, 64, 1),
 ]
 
 
@@ -281,7 +284,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--only", default="")
+    parser.add_argument("--json", metavar="PATH", help="also write every row as JSON (see _record)")
     args = parser.parse_args(argv)
+    rows = []
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     print(
         f"# {props['name'].decode()}, CuPy {cp.__version__}, "
@@ -303,6 +308,7 @@ def main(argv=None) -> int:
         whole = {k: device_time_us(f, args.reps, gpu_only=False) if f else None for k, f in fns.items() if k != "bytes"}
         rate = fns["bytes"] / times["cudadml"] / 1e3
         worst = min(worst, _row(name, times, f"{rate:.0f}", f"{100 * rate / d2d:.0f}", whole))
+        rows += _record(name, "large", times, whole, fns["bytes"], d2d)
         del fns
         cp.get_default_memory_pool().free_all_blocks()
     print("\nPer call: host wall time per call over many calls (host work decides).\n")
@@ -313,8 +319,30 @@ def main(argv=None) -> int:
             continue
         times = {k: host_time_us(f) if f else None for k, f in fns.items()}
         worst = min(worst, _row(name, times, "", ""))
+        rows += _record(name, "per call", times)
     print(f"\nslowest ratio to the best peer: {worst:.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": props["name"].decode(), "d2d_gbps": d2d, "rows": rows}, f, indent=1)
     return 0
+
+
+def _record(case, kind, times, whole=None, nbytes=None, d2d=None):
+    """JSON rows, one per participant: ``gpu_us`` (GPU time, or host time per call for the
+    per-call rows), ``whole_us`` (whole call, large cases), ``pct_d2d`` (GPU time's share of
+    the copy bandwidth, large cases)."""
+    return [
+        {
+            "case": case,
+            "kind": kind,
+            "participant": who,
+            "gpu_us": t,
+            "whole_us": whole[who] if whole else None,
+            "pct_d2d": 100 * nbytes / t / 1e3 / d2d if nbytes else None,
+        }
+        for who, t in times.items()
+        if t is not None
+    ]
 
 
 def _ratio(times):

@@ -36,7 +36,7 @@ from .operators import (
     SliceOperatorDesc,
     SplitOperatorDesc,
 )
-from .tensor import BufferTensorDesc, packed_strides
+from .tensor import MAX_DIMENSIONS, BufferTensorDesc, packed_strides
 
 __all__ = [
     "CACHE_BYTES",
@@ -216,6 +216,61 @@ def _empty(kind, shape, dtype):
     return sys.modules["cupy"].ndarray(shape, dtype)
 
 
+# ---- 16-byte elements ---------------------------------------------------------------------------
+# DirectML has no 16-byte data type: with directml_types=False, an array of 16-byte elements
+# (complex128, V16, ...) is handed to the operators as a view of pairs of 8-byte words, a
+# trailing axis of 2 (one more dimension), and results are viewed back. No byte is copied.
+
+
+def _moves_words(a, directml_types):
+    return a.dtype.itemsize == 16 and directml_types is False
+
+
+def _words(kind, a):
+    """``a``'s 16-byte elements as pairs of 8-byte words: a view with a trailing axis of 2."""
+    if kind == "numpy":
+        return a[..., None].view(np.uint64)
+    cupy = sys.modules["cupy"]
+    return cupy.ndarray((*a.shape, 2), np.uint64, memptr=a.data, strides=(*a.strides, 8))
+
+
+def _elements(kind, words, dtype):
+    """The inverse of ``_words``: the 16-byte elements of a view of word pairs."""
+    if kind == "numpy":
+        return words.view(dtype)[..., 0]
+    cupy = sys.modules["cupy"]
+    return cupy.ndarray(words.shape[:-1], dtype, memptr=words.data, strides=words.strides[:-1])
+
+
+def _word_options(feature_level, stream):
+    return {"feature_level": feature_level, "stream": stream, "directml_types": False}
+
+
+def _on_words(name, kind, xs, out, call, ndim=None):
+    """``call(word views of xs, word views of out)`` for arrays of 16-byte elements, with its
+    results viewed back as elements (``out`` itself where given). ``ndim``: the rank of the
+    tensors the call describes (the first array's when omitted)."""
+    dtype = xs[0].dtype
+    ndim = xs[0].ndim if ndim is None else ndim
+    if ndim >= MAX_DIMENSIONS:
+        raise ValueError(
+            f"{name}: 16-byte elements move as pairs of 8-byte words (one more dimension), so "
+            f"arrays of up to {MAX_DIMENSIONS - 1} dimensions; this one has {ndim}"
+        )
+    words_out = None
+    if out is not None:
+        for o in out if isinstance(out, list) else [out]:
+            if o.dtype != dtype:
+                raise TypeError(f"{name}: out has dtype {o.dtype}; the result has dtype {dtype}")
+        words_out = [_words(kind, o) for o in out] if isinstance(out, list) else _words(kind, out)
+    result = call([_words(kind, x) for x in xs], words_out)
+    if out is not None:
+        return out
+    if isinstance(result, list):
+        return [_elements(kind, r, dtype) for r in result]
+    return _elements(kind, result, dtype)
+
+
 # ---- building entries (from the key alone) ------------------------------------------------------
 
 
@@ -226,7 +281,7 @@ def _data_type(dtype, directml_types: bool) -> TensorDataType:
         except ValueError as e:
             raise TypeError(f"{e}; pass directml_types=False to move its elements as raw bits") from None
     if dtype.itemsize not in (1, 2, 4, 8):
-        raise TypeError(f"dtype {dtype} is not a plain 1, 2, 4 or 8 byte element")
+        raise TypeError(f"dtype {dtype} is not a plain 1, 2, 4, 8 or 16-byte element")
     return TensorDataType.unsigned_of_width(dtype.itemsize)
 
 
@@ -431,6 +486,17 @@ def slice(x, offsets, sizes, strides=None, *, out=None, feature_level=None, stre
     shape = _shape_of(x, name)
     if out is not None:
         out = _out(kind, out, name)
+    if _moves_words(x, directml_types):
+        options = _word_options(feature_level, stream)
+        offsets, sizes = int_tuple(offsets, "Offsets", name), int_tuple(sizes, "Sizes", name)
+        strides = (1,) * len(shape) if strides is None else int_tuple(strides, "Strides", name)
+        return _on_words(
+            name,
+            kind,
+            [x],
+            out,
+            lambda w, o: slice(w[0], (*offsets, 0), (*sizes, 2), (*strides, 1), out=o, **options),
+        )
     key = (
         name,
         kind,
@@ -502,6 +568,24 @@ def slice1(
     offsets, sizes, strides = _window_args(name, len(shape), window_offsets, window_sizes, window_strides)
     if output_sizes is None:
         output_sizes = tuple(1 + (n - 1) // abs(st) if st and n > 0 else n for n, st in zip(sizes, strides))
+    if _moves_words(x, directml_types):
+        options = _word_options(feature_level, stream)
+        output_sizes = int_tuple(output_sizes, "output_sizes", name)
+        return _on_words(
+            name,
+            kind,
+            [x],
+            out,
+            lambda w, o: slice1(
+                w[0],
+                (*offsets, 0),
+                (*sizes, 2),
+                (*strides, 1),
+                output_sizes=(*output_sizes, 2),
+                out=o,
+                **options,
+            ),
+        )
     key = (
         name,
         kind,
@@ -564,6 +648,25 @@ def slice_grad(
     shape = _shape_of(dy, name)
     if out is not None:
         out = _out(kind, out, name)
+    if _moves_words(dy, directml_types):
+        options = _word_options(feature_level, stream)
+        offsets, sizes, strides = _window_args(name, len(shape), window_offsets, window_sizes, window_strides)
+        input_shape = int_tuple(input_shape, "input_shape", name)
+        return _on_words(
+            name,
+            kind,
+            [dy],
+            out,
+            lambda w, o: slice_grad(
+                w[0],
+                (*input_shape, 2),
+                (*offsets, 0),
+                (*sizes, 2),
+                (*strides, 1),
+                out=o,
+                **options,
+            ),
+        )
     key = (
         name,
         kind,
@@ -637,6 +740,9 @@ def split(x, split_sizes, axis=0, *, out=None, feature_level=None, stream=None, 
         if len(out) != len(sizes):
             raise BindingError([f"{name}.execute: {len(out)} outputs bound (out); the call has {len(sizes)} parts"])
         out = [_out(kind, o, name) for o in out]
+    if _moves_words(x, directml_types):
+        options = _word_options(feature_level, stream)
+        return _on_words(name, kind, [x], out, lambda w, o: split(w[0], sizes, axis, out=o, **options))
     key = (
         name,
         kind,
@@ -710,6 +816,10 @@ def join(xs, axis=0, *, out=None, feature_level=None, stream=None, directml_type
         raise ValueError(f"{name}: a 0-dimensional array has nothing to join")
     if out is not None:
         out = _out(kind, out, name)
+    if _moves_words(xs[0], directml_types):
+        options = _word_options(feature_level, stream)
+        axis = _normalize_axis(axis, xs[0].ndim, name)
+        return _on_words(name, kind, xs, out, lambda w, o: join(w, axis, out=o, **options))
     key = (
         name,
         kind,
@@ -861,6 +971,16 @@ def strided_slice(x, key, *, out=None, feature_level=None, stream=None, directml
     _shape_of(x, name)
     if out is not None:
         out = _out(kind, out, name)
+    if _moves_words(x, directml_types):
+        options = _word_options(feature_level, stream)
+        words_key = (*(key if type(key) is tuple else (key,)), _pyslice(None))  # the words' axis, whole
+        return _on_words(
+            name,
+            kind,
+            [x],
+            out,
+            lambda w, o: strided_slice(w[0], words_key, out=o, **options),
+        )
     cache_key = (
         name,
         kind,
@@ -909,6 +1029,18 @@ def strided_slice_grad(dy, input_shape, key, *, out=None, feature_level=None, st
     kind, dy = _input(dy, name)
     if out is not None:
         out = _out(kind, out, name)
+    if _moves_words(dy, directml_types):
+        options = _word_options(feature_level, stream)
+        words_key = (*(key if type(key) is tuple else (key,)), _pyslice(None))
+        input_shape = (*int_tuple(input_shape, "input_shape", name), 2)
+        return _on_words(
+            name,
+            kind,
+            [dy],
+            out,
+            lambda w, o: strided_slice_grad(w[0], input_shape, words_key, out=o, **options),
+            ndim=len(input_shape) - 1,
+        )
     cache_key = (
         name,
         kind,

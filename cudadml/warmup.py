@@ -31,9 +31,9 @@ def precompile(*work, backend=None, progress=True) -> int:
     ----------
     *work : dtype, descriptor or CompiledOperator
         What will run. A NumPy dtype or scalar type: every kernel that moves elements of its
-        size, for any rank and layout (what the array functions can ask for on arrays of that
-        dtype at element-aligned addresses). A descriptor or ``CompiledOperator``: the kernels
-        of its plan. Nothing: every kernel.
+        size (8-byte words for 16-byte elements), for any rank and layout (what the array
+        functions can ask for on arrays of that dtype at element-aligned addresses). A
+        descriptor or ``CompiledOperator``: the kernels of its plan. Nothing: every kernel.
     backend : {"cuda", "emulate", "reference"}, optional
         Where the work will run: "cuda" compiles with NVRTC for the current device, "emulate"
         with the C++ compiler for the host, and "reference" needs nothing. By default "cuda"
@@ -51,7 +51,7 @@ def precompile(*work, backend=None, progress=True) -> int:
     TypeError
         For a work item that is not a dtype, descriptor or ``CompiledOperator``.
     ValueError
-        For an unknown backend, or a dtype whose elements are not 1, 2, 4 or 8 bytes.
+        For an unknown backend, or a dtype whose elements are not 1, 2, 4, 8 or 16 bytes.
     RuntimeError
         For backend "cuda" where CuPy sees no GPU; ``KernelCompileError`` or
         ``EmulationError`` (both subclasses) where a compiler fails.
@@ -91,9 +91,10 @@ def _kernel_names(work) -> list[str]:
             wanted.update(dict.fromkeys(launch.name for launch in kernels.prepare(plan)))
             continue
         dtype = _dtype(item)
-        if dtype.itemsize not in (1, 2, 4, 8):
-            raise ValueError(f"precompile: dtype {dtype} has {dtype.itemsize}-byte elements; kernels move 1, 2, 4 or 8")
-        wanted.update(dict.fromkeys(name for name in every if kernels.group_key(name)[2] == str(dtype.itemsize)))
+        if dtype.itemsize not in (1, 2, 4, 8, 16):
+            raise ValueError(f"precompile: dtype {dtype} has {dtype.itemsize}-byte elements, not 1, 2, 4, 8 or 16")
+        width = str(min(dtype.itemsize, 8))  # 16-byte elements move as pairs of 8-byte words
+        wanted.update(dict.fromkeys(name for name in every if kernels.group_key(name)[2] == width))
     return list(wanted)
 
 

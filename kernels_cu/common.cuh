@@ -1,8 +1,8 @@
 // common.cuh: what every cudadml kernel shares.
 //
 // Provides: element words of 1/2/4/8 bytes, store (every store to global memory goes through
-// it), fast division by run-time sizes, the launch shape (BLOCK threads, ITEMS work items
-// each), and batch job lookup.
+// it), fast division by run-time sizes, and the launch shape (BLOCK threads, ITEMS work items
+// each).
 // Supplied by Python (cudadml/backends/kernels.py): nothing; this header is inlined
 // textually into the .cu files that include it, so cached modules see its edits.
 // Cannot be compiled standalone.
@@ -41,18 +41,4 @@ __device__ __forceinline__ int div_fast(int n, int d, unsigned m, unsigned s) {
 }
 __device__ __forceinline__ long long div_fast(long long n, long long d, unsigned, unsigned) {
     return n / d;
-}
-
-// The job that owns this block: the last j with block_start[j] <= blockIdx.x.
-template <int J>
-__device__ __forceinline__ int find_job(const int (&block_start)[J + 1], int num_jobs) {
-    if (J == 1) return 0;
-    int lo = 0, hi = num_jobs - 1;
-    const int block = (int)blockIdx.x;
-    while (lo < hi) {
-        const int mid = (lo + hi + 1) >> 1;
-        if (block_start[mid] <= block) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
 }

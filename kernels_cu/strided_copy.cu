@@ -3,12 +3,16 @@
 // Entry points (templates, instantiated by name from Python):
 //   gather_elements<E, I, R, J>  one element per work item; any signed strides.
 //   gather_rows<E, I, R, J>      rows contiguous on both sides: one 16-byte-aligned output
-//                                chunk per work item, stored with one 16-byte store.
+//                                chunk of a row per work item, stored with one 16-byte store.
+//   gather_flat<E, I, R, J>      rows contiguous on both sides and each job's output packed:
+//                                one 16-byte-aligned chunk of the whole output per work item,
+//                                from at most two input rows, stored with one 16-byte store.
 // E: element bytes (1, 2, 4, 8); I: index type (int, or long long when a job's byte span
 // passes 2^31); R: rank of the work box (1..8); J: job capacity of the batch (SLICE: 1;
 // SPLIT/JOIN: one job per output/input, all in one launch).
 // Supplied by Python (cudadml/backends/kernels.py): CopyBatch by value, built from a NumPy
-// structured dtype with the same layout; grids of block_start[num_jobs] blocks of BLOCK.
+// structured dtype with the same layout; grids of block_start[num_jobs] blocks of BLOCK, or
+// num_jobs * (most blocks of a job) when the batch is interleaved.
 // Loaded by cudadml.backends.kernels through cupy.RawModule(name_expressions=...).
 // Cannot be compiled standalone: includes common.cuh, which the loader inlines.
 #include "common.cuh"
@@ -16,11 +20,15 @@
 template <typename I, int R>
 struct CopyJob {
     u64 src, dst;          // byte addresses where the box's first element is read / written
-    I count;               // work items: elements (gather_elements) or row chunks (gather_rows)
+    I count;               // work items: elements, row chunks (gather_rows) or output chunks
     I row;                 // gather_rows: elements per row
-    I sizes[R];            // the work box; for gather_rows the innermost is chunks per row
-    I src_strides[R];      // signed, in elements; gather_rows: the innermost is 0
-    I dst_strides[R];
+    I bytes;               // gather_flat: output bytes
+    I src_low, src_high;   // gather_flat: the bytes [src + src_low, src + src_high) hold every
+                           // element the job reads; aligned loads stay inside them
+    I sizes[R];            // the work box; innermost: chunks per row (gather_rows), bytes
+                           // per row (gather_flat)
+    I src_strides[R];      // signed, in elements; gather_rows, gather_flat: the innermost is 0
+    I dst_strides[R];      // gather_flat: unused (the output is packed)
     unsigned magic[R];     // fast division by sizes[d] (32-bit indexing only)
     unsigned shift[R];
 };
@@ -28,9 +36,41 @@ struct CopyJob {
 template <typename I, int R, int J>
 struct CopyBatch {
     CopyJob<I, R> jobs[J];
-    int block_start[J + 1];  // job j owns blocks [block_start[j], block_start[j + 1])
+    int block_start[J + 1];  // job j has block_start[j + 1] - block_start[j] blocks
     int num_jobs;
+    // 0: job j owns blocks [block_start[j], block_start[j + 1]), one job after another.
+    // 1: block b is block b / num_jobs of job b % num_jobs, so the jobs advance together
+    // through rows they share (SPLIT's input, JOIN's output) and every fetched DRAM sector is
+    // used while it is in cache; blocks past a job's end do nothing.
+    int interleaved;
+    unsigned jobs_magic, jobs_shift;  // fast division by num_jobs
 };
+
+// The job of this block and the block's index within the job; false for a block with no work.
+template <typename I, int R, int J>
+__device__ __forceinline__ bool find_block(const CopyBatch<I, R, J>& batch, int& job, int& local) {
+    const int block = (int)blockIdx.x;
+    if (J == 1) {
+        job = 0;
+        local = block;
+        return true;
+    }
+    if (batch.interleaved) {
+        local = div_fast(block, batch.num_jobs, batch.jobs_magic, batch.jobs_shift);
+        job = block - local * batch.num_jobs;
+        return local < batch.block_start[job + 1] - batch.block_start[job];
+    }
+    // The last j with block_start[j] <= block.
+    int lo = 0, hi = batch.num_jobs - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (batch.block_start[mid] <= block) lo = mid;
+        else hi = mid - 1;
+    }
+    job = lo;
+    local = block - batch.block_start[lo];
+    return true;
+}
 
 // Offsets of work item idx in the job's box; returns its innermost coordinate.
 template <typename I, int R>
@@ -56,12 +96,13 @@ template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
     typedef typename Word<E>::type W;
-    const int j = find_job<J>(batch.block_start, batch.num_jobs);
+    int j, local;
+    if (!find_block(batch, j, local)) return;
     const CopyJob<I, R>& job = batch.jobs[j];
     const W* src = reinterpret_cast<const W*>(job.src);
     W* dst = reinterpret_cast<W*>(job.dst);
     // Items k*BLOCK apart: a warp touches consecutive items, so accesses coalesce.
-    const I base = (I)((int)blockIdx.x - batch.block_start[j]) * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+    const I base = (I)local * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
     W value[CUDADML_ITEMS];
     I target[CUDADML_ITEMS];
     // All loads before any store, so ITEMS reads are in flight at once.
@@ -129,9 +170,10 @@ template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_rows(const __grid_constant__ CopyBatch<I, R, J> batch) {
     typedef typename Word<E>::type W;
-    const int j = find_job<J>(batch.block_start, batch.num_jobs);
+    int j, local;
+    if (!find_block(batch, j, local)) return;
     const CopyJob<I, R>& job = batch.jobs[j];
-    const I base = (I)((int)blockIdx.x - batch.block_start[j]) * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+    const I base = (I)local * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
     const I row_bytes = job.row * (I)E;
     uint4 value[CUDADML_ITEMS];
     uint4* target[CUDADML_ITEMS];
@@ -172,5 +214,109 @@ gather_rows(const __grid_constant__ CopyBatch<I, R, J> batch) {
 #pragma unroll
     for (int k = 0; k < CUDADML_ITEMS; ++k) {
         if (target[k] != nullptr) store(target[k], value[k]);
+    }
+}
+
+// Element offset in the input of the first element of row r (rows over sizes[0 .. R-2]).
+template <typename I, int R>
+__device__ __forceinline__ I row_source(const CopyJob<I, R>& job, I r) {
+    I s = 0;
+#pragma unroll
+    for (int d = R - 2; d > 0; --d) {
+        const I q = div_fast(r, job.sizes[d], job.magic[d], job.shift[d]);
+        s += (r - q * job.sizes[d]) * job.src_strides[d];
+        r = q;
+    }
+    return R > 1 ? s + r * job.src_strides[0] : s;
+}
+
+// The 16 bytes from p on, read as the two aligned 16-byte words around them when both lie in
+// [lo, hi); else only bytes [from, to) of them, element by element (the rest are 0).
+template <int E>
+__device__ __forceinline__ uint4 load_run(const unsigned char* p, const unsigned char* lo, const unsigned char* hi,
+                                          int from, int to) {
+    typedef typename Word<E>::type W;
+    const int mis = (int)(reinterpret_cast<u64>(p) & 15);
+    const unsigned char* w = p - mis;
+    if (w >= lo && w + (mis ? 32 : 16) <= hi) {
+        const uint4 x = __ldg(reinterpret_cast<const uint4*>(w));
+        if (mis == 0) return x;
+        const uint4 y = __ldg(reinterpret_cast<const uint4*>(w + 16));
+        return bytes_from(x, y, mis >> 2, (unsigned)(mis & 3) * 8u);
+    }
+    uint4 v = make_uint4(0, 0, 0, 0);
+    W* lanes = reinterpret_cast<W*>(&v);
+    for (int q = from; q < to; q += E) lanes[q / E] = __ldg(reinterpret_cast<const W*>(p + q));
+    return v;
+}
+
+// Bytes [0, n) of a and [n, 16) of b.
+__device__ __forceinline__ uint4 merge_at(uint4 a, uint4 b, int n) {
+    unsigned m[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const int c = n - 4 * k;
+        m[k] = c >= 4 ? 0xffffffffu : (c <= 0 ? 0u : 0xffffffffu >> (32 - 8 * c));
+    }
+    return make_uint4((a.x & m[0]) | (b.x & ~m[0]), (a.y & m[1]) | (b.y & ~m[1]), (a.z & m[2]) | (b.z & ~m[2]),
+                      (a.w & m[3]) | (b.w & ~m[3]));
+}
+
+template <int E, typename I, int R, int J>
+__global__ void __launch_bounds__(CUDADML_BLOCK)
+gather_flat(const __grid_constant__ CopyBatch<I, R, J> batch) {
+    typedef typename Word<E>::type W;
+    int j, local;
+    if (!find_block(batch, j, local)) return;
+    const CopyJob<I, R>& job = batch.jobs[j];
+    const I base = (I)local * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+    const unsigned char* src = reinterpret_cast<const unsigned char*>(job.src);
+    const unsigned char* lo_bound = src + job.src_low;
+    const unsigned char* hi_bound = src + job.src_high;
+    const I row_bytes = job.sizes[R - 1];
+    // Chunk c is the c-th 16-byte-aligned block of addresses from the output's first one,
+    // cut to the output; the host gives each job ceil(bytes / 16) + 1 chunks, enough for any
+    // alignment of the output, so the last may be empty.
+    const I head = (I)(job.dst & 15);
+    unsigned char* first_chunk = reinterpret_cast<unsigned char*>(job.dst - (u64)head);
+    uint4 value[CUDADML_ITEMS];
+    bool full[CUDADML_ITEMS];
+    // Full chunks: every load before any store, so ITEMS chunks are in flight at once.
+#pragma unroll
+    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+        full[k] = false;
+        const I idx = base + (I)k * CUDADML_BLOCK;
+        if (idx >= job.count) continue;
+        const I start = idx * 16 - head;  // output byte offset of the chunk's first byte
+        const I lo = start < 0 ? 0 : start;
+        const I hi = start + 16 > job.bytes ? job.bytes : start + 16;
+        if (lo >= hi) continue;
+        if (hi - lo == 16) {
+            // Bytes [0, n) from row r, the rest from row r + 1 (rows are at least 16 bytes).
+            const I r = div_fast(lo, row_bytes, job.magic[R - 1], job.shift[R - 1]);
+            const I w = lo - r * row_bytes;
+            const int n = row_bytes - w < 16 ? (int)(row_bytes - w) : 16;
+            const unsigned char* p = src + row_source(job, r) * (I)E + w;
+            value[k] = load_run<E>(p, lo_bound, hi_bound, 0, n);
+            if (n < 16) {
+                // Where the chunk's byte 0 would be if row r + 1 began n bytes earlier.
+                const unsigned char* q = src + row_source(job, r + 1) * (I)E - n;
+                value[k] = merge_at(value[k], load_run<E>(q, lo_bound, hi_bound, n, 16), n);
+            }
+            full[k] = true;
+        } else {
+            // A partial chunk at an end of the output: element by element.
+            for (I a = lo; a < hi; a += E) {
+                const I r = div_fast(a, row_bytes, job.magic[R - 1], job.shift[R - 1]);
+                const I w = a - r * row_bytes;
+                // The load before the store's address, as an assignment orders them.
+                const W v = __ldg(reinterpret_cast<const W*>(src + row_source(job, r) * (I)E + w));
+                store(reinterpret_cast<W*>(first_chunk + head + a), v);
+            }
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+        if (full[k]) store(reinterpret_cast<uint4*>(first_chunk + 16 * (base + (I)k * CUDADML_BLOCK)), value[k]);
     }
 }

@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 import cudadml as cd
 from cudadml.testing import POISON, random_array, to_host
 
-DTYPES = [np.int8, np.float16, np.float32, np.uint64]
+DTYPES = [np.int8, np.float16, np.float32, np.uint64, np.complex128]
+
+
+def typed(x):
+    """DirectML types where the dtype has one; 16-byte elements move as raw bits."""
+    return {"directml_types": x.dtype.itemsize != 16}
+
+
 HYPOTHESIS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -84,12 +91,12 @@ def test_strided_slice_matches_indexing(xp, rng, data):
     x = data.draw(arrays(rng, xp))
     key = data.draw(basic_keys(x.shape))
     expected = np.asarray(to_host(x)[key])
-    got = cd.strided_slice(x, key)
+    got = cd.strided_slice(x, key, **typed(x))
     assert type(got) is type(x) and got.shape == expected.shape and got.dtype == expected.dtype
     assert to_host(got).tobytes() == np.ascontiguousarray(expected).tobytes()
     if expected.size:
         out, buffer, index = out_view(expected.shape, x.dtype, xp, rng)
-        assert cd.strided_slice(x, key, out=out) is out
+        assert cd.strided_slice(x, key, out=out, **typed(x)) is out
         assert_written_exactly(buffer, index, expected)
 
 
@@ -102,7 +109,7 @@ def test_strided_slice_grad_matches_assignment(xp, rng, data):
     expected = np.zeros(x.shape, x.dtype)
     expected[key] = dy_host
     out, buffer, index = out_view(x.shape, x.dtype, xp, rng)
-    assert cd.strided_slice_grad(xp.asarray(dy_host), x.shape, key, out=out) is out
+    assert cd.strided_slice_grad(xp.asarray(dy_host), x.shape, key, out=out, **typed(x)) is out
     assert_written_exactly(buffer, index, expected)
 
 
@@ -117,16 +124,20 @@ def test_split_and_join_match_numpy(xp, rng, data):
     host = to_host(x)
     expected = np.split(host, np.cumsum(sizes)[:-1], axis=axis)
     outs = [out_view(e.shape, x.dtype, xp, rng) for e in expected]
-    got = cd.split(x, sizes, axis=axis, out=[o for o, _, _ in outs])
+    got = cd.split(x, sizes, axis=axis, out=[o for o, _, _ in outs], **typed(x))
     assert all(g is o for g, (o, _, _) in zip(got, outs))
     for (_, buffer, index), e in zip(outs, expected):
         assert_written_exactly(buffer, index, e)
-    joined = cd.join(got, axis=axis)
+    joined = cd.join(got, axis=axis, **typed(x))
     assert to_host(joined).tobytes() == np.ascontiguousarray(host).tobytes()
+    fresh = cd.split(x, sizes, axis=axis, **typed(x))
+    assert [to_host(f).tobytes() for f in fresh] == [np.ascontiguousarray(e).tobytes() for e in expected]
 
 
-@pytest.mark.parametrize("dtype", [np.bool_, np.complex64, np.dtype("V2")])
+@pytest.mark.parametrize("dtype", [np.bool_, np.complex64, np.dtype("V2"), np.complex128, np.dtype("V16")])
 def test_any_plain_dtype_moves_as_bits_when_asked(xp, rng, dtype):
+    if np.dtype(dtype).kind == "V" and xp is not np:
+        pytest.skip("CuPy has no void dtypes")
     x = xp.asarray(
         random_array((5, 6), np.uint8, rng).view(dtype)
         if np.dtype(dtype).itemsize == 1
@@ -217,6 +228,65 @@ def test_empty_selections_follow_numpy(xp, rng):
     parts = cd.split(x, [0, 5, 0], axis=1)
     assert [p.shape for p in parts] == [(4, 0), (4, 5), (4, 0)]
     assert to_host(parts[1]).tobytes() == to_host(x).tobytes()
+
+
+def test_16_byte_elements_take_every_function(xp, rng):
+    """complex128 through the five operators as raw bits: the window functions, the gradients
+    and split/join, exactly as NumPy's indexing, assignment, split and concatenate."""
+    host = random_array((3, 4, 6), np.complex128, rng)
+    x = xp.asarray(host)
+    got = cd.slice(x, [1, 0, 1], [2, 2, 2], [1, 3, 2], directml_types=False)
+    assert to_host(got).tobytes() == np.ascontiguousarray(host[1:3, ::3, 1:5:2]).tobytes()
+    got = cd.slice1(x, [0, 0, 2], [3, 4, 4], [-1, 2, -1], directml_types=False)
+    assert to_host(got).tobytes() == np.ascontiguousarray(host[::-1, ::2, 5:1:-1]).tobytes()
+    window = random_array((3, 2, 4), np.complex128, rng)
+    expected = np.zeros_like(host)
+    expected[::-1, ::2, 5:1:-1] = window
+    got = cd.slice_grad(xp.asarray(window), host.shape, [0, 0, 2], [3, 4, 4], [-1, 2, -1], directml_types=False)
+    assert to_host(got).tobytes() == expected.tobytes()
+    got = cd.strided_slice_grad(xp.asarray(window), host.shape, np.s_[::-1, ::2, 5:1:-1], directml_types=False)
+    assert to_host(got).tobytes() == expected.tobytes()
+    parts = cd.split(x, [1, 5], axis=-1, directml_types=False)
+    assert [to_host(p).tobytes() for p in parts] == [
+        np.ascontiguousarray(p).tobytes() for p in np.split(host, [1], axis=-1)
+    ]
+    assert to_host(cd.join(parts, axis=2, directml_types=False)).tobytes() == host.tobytes()
+
+
+def test_16_byte_elements_refuse_what_they_cannot_take(xp):
+    x = xp.zeros((1,) * 8, np.complex128)
+    with pytest.raises(ValueError, match="up to 7 dimensions; this one has 8"):
+        cd.strided_slice(x, np.s_[:], directml_types=False)
+    with pytest.raises(TypeError, match="out has dtype complex64; the result has dtype complex128"):
+        cd.strided_slice(xp.zeros(4, np.complex128), np.s_[::2], out=xp.zeros(2, np.complex64), directml_types=False)
+    with pytest.raises(TypeError, match="pass directml_types=False"):
+        cd.strided_slice(xp.zeros(4, np.complex128), np.s_[::2])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("shift", [0, 1, 3])
+@pytest.mark.parametrize(
+    "key",
+    [
+        (slice(None, None, -1), slice(1, 4), slice(2, 35)),  # rows of 33 elements, reversed outer axis
+        (slice(None), slice(None), slice(1, None)),  # rows end at the input's last byte
+        (slice(2, 3), slice(None, None, 2), slice(None)),  # whole rows, every other one
+    ],
+)
+def test_packed_outputs_at_any_alignment_are_exact(xp, rng, dtype, shift, key):
+    """Slices into a packed output (the flat-chunk kernel): rows of any length and byte
+    alignment on both sides, chunks across row ends, an output starting at every element
+    offset of a 16-byte chunk; only the output's bytes change."""
+    if np.dtype(dtype).itemsize == 16 and xp is not np and shift:
+        pytest.skip("the same bytes as shift 0 for 16-byte elements")
+    host = random_array((7, 5, 37), dtype, rng)
+    x = xp.asarray(host)
+    expected = np.ascontiguousarray(host[key])
+    buffer = xp.empty(expected.size + shift + 3, dtype)
+    buffer.view(np.uint8)[...] = POISON
+    out = buffer[shift : shift + expected.size].reshape(expected.shape)
+    assert cd.strided_slice(x, key, out=out, **typed(x)) is out
+    assert_written_exactly(buffer, slice(shift, shift + expected.size), expected.ravel())
 
 
 SUBCLASSES = [

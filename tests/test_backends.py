@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import cudadml as cd
-from cudadml.backends import CUDA, EMULATE, REFERENCE, backend_for, host_backend
+from cudadml.backends import CUDA, EMULATE, REFERENCE, backend_for, host_backend, kernels
 
 
 def test_host_backend_defaults_to_the_reference_and_nests_per_thread():
@@ -94,3 +94,22 @@ def test_launch_writes_each_address_field_as_the_struct_says(parts, monkeypatch)
         outputs = [int(rng.integers(1, 2**48)) * 16 for _ in range(parts)]
         launch(inputs, outputs, 0)
         assert launched[-1] == bytes(launch.struct_bytes(inputs, outputs))
+
+
+@pytest.mark.parametrize(
+    ("output_strides", "family"),
+    [(None, "gather_flat"), ([72, 72, 12, 1], "gather_rows")],
+)
+def test_packed_outputs_take_the_flat_kernel(output_strides, family):
+    """The plan picks the kernel from the geometry: a packed output is walked in whole
+    16-byte chunks; an output with gaps between rows is walked row by row."""
+    f16 = cd.TensorDataType.FLOAT16
+    desc = cd.SliceOperatorDesc(
+        cd.BufferTensorDesc(f16, [1, 1, 8, 16]),
+        cd.BufferTensorDesc(f16, [1, 1, 6, 9], output_strides),
+        [0, 0, 1, 2],
+        [1, 1, 6, 9],
+        [1, 1, 1, 1],
+    )
+    (launch,) = kernels.prepare(desc.compile().plan)
+    assert launch.name.startswith(family + "<2,")

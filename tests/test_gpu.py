@@ -265,4 +265,4 @@ def test_kernel_names_say_their_specialisation(cp):
     t = cd.TensorDataType.FLOAT32
     desc = cd.SplitOperatorDesc(cd.BufferTensorDesc(t, (4, 64, 32)), [cd.BufferTensorDesc(t, (4, 32, 32))] * 2, 1)
     (launch,) = kernels.prepare(desc.to_plan())
-    assert launch.name == "gather_rows<4, int, 2, 4>"
+    assert launch.name == "gather_flat<4, int, 2, 4>"

@@ -206,6 +206,41 @@ def test_split_of_many_outputs_is_one_batch(xp, rng):
     assert_outputs(run(desc, [x], xp), np.split(x, 300, axis=0))
 
 
+def _batches(desc):
+    """``(interleaved, grid, blocks with work)`` of each launch of ``desc``'s kernels."""
+    from cudadml.backends import kernels
+
+    return [
+        (int(p["interleaved"]), launch.grid, int(p["block_start"][p["num_jobs"]]))
+        for launch in kernels.prepare(desc.compile().plan)
+        for p in [launch.params]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("parts", "axis", "batches"),
+    [
+        ([36, 28], 1, [(1, 28, 25)]),  # 14 and 11 blocks: 3 blocks of the grid do nothing
+        ([16] * 4, 1, [(1, 28, 28)]),
+        ([256, 256], 0, [(0, 26, 26)]),
+    ],
+)
+def test_parts_that_share_rows_walk_them_together(xp, rng, parts, axis, batches):
+    """SPLIT and JOIN along an inner axis interleave their jobs' blocks (parts of unequal
+    widths included: the blocks past a job's end do nothing); along axis 0 each part's rows
+    are its own and the jobs run one after another. Exact either way."""
+    shape = [512, 64, 3]
+    x = random_array(tuple(shape), np.float32, rng)
+    t = cd.TensorDataType.FLOAT32
+    part_shapes = [tuple(p if d == axis else n for d, n in enumerate(shape)) for p in parts]
+    split = cd.SplitOperatorDesc(cd.BufferTensorDesc(t, shape), [cd.BufferTensorDesc(t, s) for s in part_shapes], axis)
+    join = cd.JoinOperatorDesc([cd.BufferTensorDesc(t, s) for s in part_shapes], cd.BufferTensorDesc(t, shape), axis)
+    assert _batches(split) == _batches(join) == batches
+    expected = np.split(x, np.cumsum(parts)[:-1], axis=axis)
+    assert_outputs(run(split, [x], xp), expected)
+    assert_outputs(run(join, expected, xp), [x])
+
+
 def test_execute_reuses_compiled_operator_with_new_data(xp, rng):
     desc = EXAMPLES[3].desc
     compiled = desc.compile()

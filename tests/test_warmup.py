@@ -62,6 +62,8 @@ def test_a_cached_library_is_loaded_with_a_debug_record(fresh_emulation, monkeyp
 def test_work_items_name_the_kernels(emulation_libraries):
     width_4 = [name for name in ALL if kernels.group_key(name)[2] == "4"]
     assert cd.precompile(np.float32, "int32", backend="emulate", progress=False) == len(width_4) > 100
+    width_8 = [name for name in ALL if kernels.group_key(name)[2] == "8"]
+    assert cd.precompile(np.complex128, backend="emulate", progress=False) == len(width_8)  # 8-byte word pairs
     assert cd.precompile(backend="emulate", progress=False) == len(ALL)
 
 
@@ -80,7 +82,7 @@ def test_the_default_backend_is_the_gpu_or_the_host_backend(fresh_emulation):
         ((None,), TypeError, "precompile: work items are dtypes, descriptors or CompiledOperators, not NoneType"),
         (("all",), TypeError, "not str"),
         ((3,), TypeError, "not int"),
-        ((np.complex128,), ValueError, "dtype complex128 has 16-byte elements; kernels move 1, 2, 4 or 8"),
+        ((np.dtype("V12"),), ValueError, "dtype |V12 has 12-byte elements, not 1, 2, 4, 8 or 16"),
     ],
 )
 def test_wrong_work_is_refused_before_anything_compiles(work, error, message):

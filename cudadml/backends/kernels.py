@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib.resources
+import itertools
 import logging
 import math
 import pathlib
@@ -33,6 +34,7 @@ JOB_CAPACITIES = (1, 4, 16, 64, 128)
 MAX_PARAM_BYTES = 32764
 #: Rows shorter than this go through gather_elements (a 16-byte chunk would be mostly empty).
 MIN_ROW_BYTES = 16
+COPY_FAMILIES = ("gather_elements", "gather_rows", "gather_flat")
 _ADDRESS = struct.Struct("<Q")
 _ONE_POINTER = ctypes.c_void_p * 1
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
@@ -79,7 +81,12 @@ def kernel_name(family: str, *args) -> str:
     return f"{family}<{', '.join(_index_name(a) if isinstance(a, type) else str(a) for a in args)}>"
 
 
-_SOURCES = {"gather_elements": "strided_copy.cu", "gather_rows": "strided_copy.cu", "slice_grad": "slice_grad.cu"}
+_SOURCES = {
+    "gather_elements": "strided_copy.cu",
+    "gather_rows": "strided_copy.cu",
+    "gather_flat": "strided_copy.cu",
+    "slice_grad": "slice_grad.cu",
+}
 OPTIONS = ("--std=c++17",)
 _GROUP = re.compile(r"(\w+)<(\d+),.*\b(int|long long)\b")  # family, element width, index type
 
@@ -159,6 +166,9 @@ def copy_job_dtype(index_type, rank):
             ("dst", np.uint64),
             ("count", i),
             ("row", i),
+            ("bytes", i),
+            ("src_low", i),
+            ("src_high", i),
             ("sizes", i, (rank,)),
             ("src_strides", i, (rank,)),
             ("dst_strides", i, (rank,)),
@@ -175,6 +185,9 @@ def copy_batch_dtype(index_type, rank, capacity):
             ("jobs", copy_job_dtype(index_type, rank), (capacity,)),
             ("block_start", np.int32, (capacity + 1,)),
             ("num_jobs", np.int32),
+            ("interleaved", np.int32),
+            ("jobs_magic", np.uint32),
+            ("jobs_shift", np.uint32),
         ],
         align=True,
     )
@@ -295,31 +308,88 @@ class Launch:
         return f"<Launch {self.name} grid={self.grid}>"
 
 
+def _packed(job) -> bool:
+    """Whether the job's output elements are one run of bytes, in order."""
+    expected = 1
+    for n, stride in zip(reversed(job.sizes), reversed(job.out_strides)):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
 def _copy_launches(plan: CopyPlan) -> list[Launch]:
     """One launch for the whole batch, unless its parameter struct would pass the driver's
-    limit: then groups of the largest capacity that fits. Every group uses one kernel."""
+    limit: then groups of the largest capacity that fits. Every group uses one kernel:
+
+    * gather_flat where rows (the innermost dimension) are contiguous on both sides and at
+      least 16 bytes, and each job's output is packed: aligned 16-byte chunks of the whole
+      output, so rows of any length and alignment leave in full 16-byte stores;
+    * gather_rows where rows qualify but some output is not packed (JOIN's parts of one
+      output, ``out=`` views): aligned 16-byte chunks of each row;
+    * gather_elements otherwise: one element per work item.
+    """
     e = plan.element_size
     rows = all(j.in_strides[-1] == 1 and j.out_strides[-1] == 1 and j.sizes[-1] * e >= MIN_ROW_BYTES for j in plan.jobs)
+    flat = rows and all(_packed(j) for j in plan.jobs)
     boxes = []
     for j in plan.jobs:
-        if rows:
-            chunks = -(-j.sizes[-1] * e // CHUNK) + 1  # enough for any alignment of the row's start
-            sizes = (*j.sizes[:-1], chunks)
-            src, dst = (*j.in_strides[:-1], 0), (*j.out_strides[:-1], 0)
+        src, dst = (*j.in_strides[:-1], 0), (*j.out_strides[:-1], 0)
+        if flat:
+            sizes = (*j.sizes[:-1], j.sizes[-1] * e)  # the innermost in bytes
+            count = -(-j.count * e // CHUNK) + 1  # enough for any alignment of the output
+        elif rows:
+            sizes = (*j.sizes[:-1], -(-j.sizes[-1] * e // CHUNK) + 1)  # any alignment of a row's start
+            count = math.prod(sizes)
         else:
             sizes, src, dst = j.sizes, j.in_strides, j.out_strides
-        boxes.append((j, sizes, src, dst, math.prod(sizes)))
+            count = math.prod(sizes)
+        boxes.append((j, sizes, src, dst, count))
     rank = max(len(b[1]) for b in boxes)
     wide = any(
         _index_type(e, count, list(zip(j.sizes, j.in_strides)), list(zip(j.sizes, j.out_strides))) == np.int64
+        or (flat and j.count * e + CHUNK >= 2**31)
         for j, _, _, _, count in boxes
     )
     index_type = np.int64 if wide else np.int32
     fits = [c for c in JOB_CAPACITIES if copy_batch_dtype(index_type, rank, c).itemsize <= MAX_PARAM_BYTES]
-    family = "gather_rows" if rows else "gather_elements"
+    family = "gather_flat" if flat else "gather_rows" if rows else "gather_elements"
     return [
         _copy_launch(family, e, index_type, rank, fits, boxes[k : k + fits[-1]]) for k in range(0, len(boxes), fits[-1])
     ]
+
+
+#: An interleaved grid has num_jobs * (most blocks of a job) blocks; beyond this many times the
+#: blocks with work, the empty ones would cost more than the shared rows save.
+_INTERLEAVE_SLACK = 1.125
+
+
+def _extent(offset, sizes, strides):
+    """``(first, last)`` element offsets that a box reaches from ``offset``."""
+    low = offset + sum((n - 1) * s for n, s in zip(sizes, strides) if s < 0)
+    high = offset + sum((n - 1) * s for n, s in zip(sizes, strides) if s > 0)
+    return low, high
+
+
+def _walk_together(jobs) -> bool:
+    """Whether neighbouring jobs reach into each other's span of a binding they share (SPLIT
+    along an inner axis reads rows that every part takes a piece of; JOIN writes them): then
+    their blocks should advance together."""
+
+    def meet(a, b):
+        return a[0] <= b[1] and b[0] <= a[1]
+
+    return any(
+        (
+            a.input == b.input
+            and meet(_extent(a.in_offset, a.sizes, a.in_strides), _extent(b.in_offset, b.sizes, b.in_strides))
+        )
+        or (
+            a.output == b.output
+            and meet(_extent(a.out_offset, a.sizes, a.out_strides), _extent(b.out_offset, b.sizes, b.out_strides))
+        )
+        for a, b in itertools.pairwise(jobs)
+    )
 
 
 def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
@@ -328,13 +398,21 @@ def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
     block_start = [0]
     for k, (j, sizes, src, dst, count) in enumerate(boxes):
         job = params["jobs"][k]
-        job["count"], job["row"] = count, j.sizes[-1]
+        job["count"], job["row"], job["bytes"] = count, j.sizes[-1], j.count * e
+        low, high = _extent(0, j.sizes[:-1], j.in_strides[:-1])
+        job["src_low"], job["src_high"] = low * e, high * e + j.sizes[-1] * e
         job["sizes"] = _pad(sizes, rank, 1)
         job["src_strides"], job["dst_strides"] = _pad(src, rank, 0), _pad(dst, rank, 0)
         job["magic"], job["shift"] = zip(*(fast_division(n) for n in _pad(sizes, rank, 1)))
         block_start.append(block_start[-1] + _blocks(count))
     params["block_start"][: len(block_start)] = block_start
     params["num_jobs"] = len(boxes)
+    params["jobs_magic"], params["jobs_shift"] = fast_division(len(boxes))
+    grid = block_start[-1]
+    most = max(b - a for a, b in itertools.pairwise(block_start))
+    if len(boxes) > 1 and _walk_together([j for j, *_ in boxes]) and len(boxes) * most <= grid * _INTERLEAVE_SLACK:
+        params["interleaved"] = 1
+        grid = len(boxes) * most
     job_dtype = params.dtype["jobs"].base
     jobs_at = params.dtype.fields["jobs"][1]
     slots = []
@@ -342,7 +420,7 @@ def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
         at = jobs_at + k * job_dtype.itemsize
         slots.append((at + job_dtype.fields["src"][1], 0, j.input, j.in_offset * e))
         slots.append((at + job_dtype.fields["dst"][1], 1, j.output, j.out_offset * e))
-    return Launch(kernel_name(family, e, index_type, rank, capacity), block_start[-1], params, slots)
+    return Launch(kernel_name(family, e, index_type, rank, capacity), grid, params, slots)
 
 
 def _grad_launch(plan: SliceGradPlan) -> Launch:
@@ -388,7 +466,7 @@ def all_kernel_names() -> dict[str, list[str]]:
             for rank in range(1, MAX_RANK + 1):
                 for capacity in JOB_CAPACITIES:
                     if copy_batch_dtype(index_type, rank, capacity).itemsize <= MAX_PARAM_BYTES:
-                        for family in ("gather_elements", "gather_rows"):
+                        for family in COPY_FAMILIES:
                             names["strided_copy.cu"].append(kernel_name(family, e, index_type, rank, capacity))
                 for vector in sorted({1, CHUNK // e}):
                     names["slice_grad.cu"].append(kernel_name("slice_grad", e, vector, index_type, rank))

@@ -1,0 +1,44 @@
+"""Draw bench.py's JSON as a bar chart: %D2D (GPU time) per large case, per participant.
+
+    python benchmarks/chart.py benchmarks/results/h100.json benchmarks/results/h100.png
+
+Needs matplotlib (not a dependency of cudadml).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def main(argv=None) -> int:
+    source, target = (argv if argv is not None else sys.argv[1:])[:2]
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with open(source) as f:
+        results = json.load(f)
+    rows = [r for r in results["rows"] if r["kind"] == "large"]
+    cases = list(dict.fromkeys(r["case"] for r in rows))
+    participants = list(dict.fromkeys(r["participant"] for r in rows))
+    share = {(r["case"], r["participant"]): r["pct_d2d"] for r in rows}
+    width = 0.8 / len(participants)
+    fig, ax = plt.subplots(figsize=(10, 0.38 * len(cases) + 1.5))
+    for k, who in enumerate(participants):
+        ys = [c + k * width for c in range(len(cases))]
+        ax.barh(ys, [share.get((case, who), 0) for case in cases], height=width, label=who)
+    ax.set_yticks([c + 0.4 - width / 2 for c in range(len(cases))], cases, fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(100, color="grey", linewidth=0.8)
+    ax.set_xlabel(f"% of a device-to-device copy's bandwidth ({results['d2d_gbps']:.0f} GB/s), GPU time")
+    ax.set_title(results["device"])
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
