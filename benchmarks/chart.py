@@ -33,8 +33,8 @@ def main(argv=None) -> int:
     ax.invert_yaxis()
     ax.axvline(100, color="grey", linewidth=0.8)
     ax.set_xlabel(f"% of a device-to-device copy's bandwidth ({results['d2d_gbps']:.0f} GB/s), GPU time")
-    ax.set_title(results["device"])
-    ax.legend(loc="lower right")
+    ax.set_title(results["device"], pad=28)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(participants), frameon=False)
     fig.tight_layout()
     fig.savefig(target, dpi=110)
     return 0

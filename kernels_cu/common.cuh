@@ -3,17 +3,19 @@
 // Provides: element words of 1/2/4/8 bytes, store (every store to global memory goes through
 // it), fast division by run-time sizes, and the launch shape (BLOCK threads, ITEMS work items
 // each).
-// Supplied by Python (cudadml/backends/kernels.py): nothing; this header is inlined
-// textually into the .cu files that include it, so cached modules see its edits.
+// Supplied by Python (cudadml/backends/kernels.py): CUDADML_BLOCK and CUDADML_ITEMS, as -D
+// options. This header is inlined textually into the .cu files that include it, so cached
+// modules see its edits.
 // Cannot be compiled standalone.
 #pragma once
 
 typedef unsigned long long u64;
 
-// Threads per block and work items per thread. Every launch uses exactly BLOCK threads;
-// the host sizes grids with the same numbers.
-#define CUDADML_BLOCK 256
-#define CUDADML_ITEMS 4
+// Threads per block and work items per thread: every launch uses exactly CUDADML_BLOCK
+// threads, and the host sizes grids with the same numbers, which it passes in.
+#if !defined(CUDADML_BLOCK) || !defined(CUDADML_ITEMS)
+#error "CUDADML_BLOCK and CUDADML_ITEMS come from cudadml/backends/kernels.py (-D options)"
+#endif
 
 // Kernels move bits, never values: an element is an unsigned word of its width.
 template <int E> struct Word;
@@ -33,12 +35,40 @@ __device__ __forceinline__ void store(T* p, T v) {
 }
 #endif
 
-// q = n / d for 0 <= n, d < 2^31, with the host's magic m and shift s:
-// s = ceil(log2 d), m = floor(2^32 (2^s - d) / d) + 1, so q = (umulhi(n, m) + n) >> s.
-// umulhi(n, m) <= n < 2^31 keeps the sum inside 32 bits. 64-bit indexing divides plainly.
-__device__ __forceinline__ int div_fast(int n, int d, unsigned m, unsigned s) {
-    return (int)((__umulhi((unsigned)n, m) + (unsigned)n) >> s);
+// A run-time divisor d > 0 with the host's magic m and shift s (kernels.fast_division):
+// s = ceil(log2 d), m = floor(2^32 (2^s - d) / d) + 1, so for 0 <= n < 2^31
+// n / d = (umulhi(n, m) + n) >> s; umulhi(n, m) <= n < 2^31 keeps the sum inside 32 bits.
+// 64-bit indexing divides plainly.
+template <typename I>
+struct Divider {
+    I d;
+    unsigned magic, shift;
+    __device__ __forceinline__ I div(I n) const;
+    // n / d, with n % d in r.
+    __device__ __forceinline__ I divmod(I n, I& r) const {
+        const I q = div(n);
+        r = n - q * d;
+        return q;
+    }
+};
+template <>
+__device__ __forceinline__ int Divider<int>::div(int n) const {
+    return (int)((__umulhi((unsigned)n, magic) + (unsigned)n) >> shift);
 }
-__device__ __forceinline__ long long div_fast(long long n, long long d, unsigned, unsigned) {
+template <>
+__device__ __forceinline__ long long Divider<long long>::div(long long n) const {
     return n / d;
+}
+
+// The coordinates of item idx in the row-major box sizes[0 .. N-1]: visit(dim, coordinate)
+// for every dimension, innermost first. Every kernel finds its elements through it.
+template <int N, typename I, typename Visit>
+__device__ __forceinline__ void for_each_coordinate(const Divider<I>* sizes, I idx, Visit&& visit) {
+#pragma unroll
+    for (int d = N - 1; d > 0; --d) {
+        I c;
+        idx = sizes[d].divmod(idx, c);
+        visit(d, c);
+    }
+    if (N > 0) visit(0, idx);
 }

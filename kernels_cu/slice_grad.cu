@@ -19,14 +19,12 @@ struct GradParams {
     u64 src, dst;          // input gradient's first window element; output gradient's element 0
     I count;               // work items
     I inner;               // output elements along the innermost dimension
-    I sizes[R];            // the work box (the innermost counts groups of V elements)
+    Divider<I> sizes[R];   // the work box (the innermost counts groups of V elements)
     I dst_strides[R];      // signed, in elements
     I starts[R];           // output coordinate x is read by the slice iff x = start + step * c,
     I steps[R];            // 0 <= c < count, in every dimension
     I counts[R];
     I src_strides[R];      // signed, in elements, for c
-    unsigned magic[R];     // fast division by sizes[d] (32-bit indexing only)
-    unsigned shift[R];
 };
 
 // Whether coordinate x of dimension d was read, and if so its window index c.
@@ -47,28 +45,21 @@ slice_grad(const __grid_constant__ GradParams<I, R> p) {
     const I base = (I)blockIdx.x * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
 #pragma unroll
     for (int k = 0; k < CUDADML_ITEMS; ++k) {
-        I idx = base + (I)k * CUDADML_BLOCK;
+        const I idx = base + (I)k * CUDADML_BLOCK;
         if (idx >= p.count) break;
         // Outer dimensions: where this group writes and whether its row was read at all.
         I s = 0, o = 0, group = 0;
         bool read = true;
-#pragma unroll
-        for (int d = R - 1; d >= 0; --d) {
-            I x = idx;
-            if (d > 0) {
-                const I q = div_fast(idx, p.sizes[d], p.magic[d], p.shift[d]);
-                x = idx - q * p.sizes[d];
-                idx = q;
-            }
+        for_each_coordinate<R>(p.sizes, idx, [&](int d, I x) {
             if (d == R - 1) {
                 group = x;  // the innermost dimension is resolved per element below
-                continue;
+                return;
             }
             I c = 0;
             read = read && window_index(p, d, x, c);
             s += c * p.src_strides[d];
             o += x * p.dst_strides[d];
-        }
+        });
         const I first = group * V;
         W value[V];
 #pragma unroll

@@ -25,25 +25,22 @@ struct CopyJob {
     I bytes;               // gather_flat: output bytes
     I src_low, src_high;   // gather_flat: the bytes [src + src_low, src + src_high) hold every
                            // element the job reads; aligned loads stay inside them
-    I sizes[R];            // the work box; innermost: chunks per row (gather_rows), bytes
+    Divider<I> sizes[R];   // the work box; innermost: chunks per row (gather_rows), bytes
                            // per row (gather_flat)
     I src_strides[R];      // signed, in elements; gather_rows, gather_flat: the innermost is 0
     I dst_strides[R];      // gather_flat: unused (the output is packed)
-    unsigned magic[R];     // fast division by sizes[d] (32-bit indexing only)
-    unsigned shift[R];
 };
 
 template <typename I, int R, int J>
 struct CopyBatch {
     CopyJob<I, R> jobs[J];
     int block_start[J + 1];  // job j has block_start[j + 1] - block_start[j] blocks
-    int num_jobs;
+    Divider<int> num_jobs;
     // 0: job j owns blocks [block_start[j], block_start[j + 1]), one job after another.
     // 1: block b is block b / num_jobs of job b % num_jobs, so the jobs advance together
     // through rows they share (SPLIT's input, JOIN's output) and every fetched DRAM sector is
     // used while it is in cache; blocks past a job's end do nothing.
     int interleaved;
-    unsigned jobs_magic, jobs_shift;  // fast division by num_jobs
 };
 
 // The job of this block and the block's index within the job; false for a block with no work.
@@ -56,12 +53,11 @@ __device__ __forceinline__ bool find_block(const CopyBatch<I, R, J>& batch, int&
         return true;
     }
     if (batch.interleaved) {
-        local = div_fast(block, batch.num_jobs, batch.jobs_magic, batch.jobs_shift);
-        job = block - local * batch.num_jobs;
+        local = batch.num_jobs.divmod(block, job);
         return local < batch.block_start[job + 1] - batch.block_start[job];
     }
     // The last j with block_start[j] <= block.
-    int lo = 0, hi = batch.num_jobs - 1;
+    int lo = 0, hi = batch.num_jobs.d - 1;
     while (lo < hi) {
         const int mid = (lo + hi + 1) >> 1;
         if (batch.block_start[mid] <= block) lo = mid;
@@ -77,18 +73,12 @@ template <typename I, int R>
 __device__ __forceinline__ I locate(const CopyJob<I, R>& job, I idx, I& src, I& dst) {
     src = 0;
     dst = 0;
-    I inner = idx;
-#pragma unroll
-    for (int d = R - 1; d > 0; --d) {
-        const I q = div_fast(idx, job.sizes[d], job.magic[d], job.shift[d]);
-        const I c = idx - q * job.sizes[d];
+    I inner = 0;
+    for_each_coordinate<R>(job.sizes, idx, [&](int d, I c) {
         if (d == R - 1) inner = c;
         src += c * job.src_strides[d];
         dst += c * job.dst_strides[d];
-        idx = q;
-    }
-    src += idx * job.src_strides[0];
-    dst += idx * job.dst_strides[0];
+    });
     return inner;
 }
 
@@ -221,13 +211,8 @@ gather_rows(const __grid_constant__ CopyBatch<I, R, J> batch) {
 template <typename I, int R>
 __device__ __forceinline__ I row_source(const CopyJob<I, R>& job, I r) {
     I s = 0;
-#pragma unroll
-    for (int d = R - 2; d > 0; --d) {
-        const I q = div_fast(r, job.sizes[d], job.magic[d], job.shift[d]);
-        s += (r - q * job.sizes[d]) * job.src_strides[d];
-        r = q;
-    }
-    return R > 1 ? s + r * job.src_strides[0] : s;
+    for_each_coordinate<R - 1>(job.sizes, r, [&](int d, I c) { s += c * job.src_strides[d]; });
+    return s;
 }
 
 // The 16 bytes from p on, read as the two aligned 16-byte words around them when both lie in
@@ -273,7 +258,7 @@ gather_flat(const __grid_constant__ CopyBatch<I, R, J> batch) {
     const unsigned char* src = reinterpret_cast<const unsigned char*>(job.src);
     const unsigned char* lo_bound = src + job.src_low;
     const unsigned char* hi_bound = src + job.src_high;
-    const I row_bytes = job.sizes[R - 1];
+    const Divider<I>& row_bytes = job.sizes[R - 1];
     // Chunk c is the c-th 16-byte-aligned block of addresses from the output's first one,
     // cut to the output; the host gives each job ceil(bytes / 16) + 1 chunks, enough for any
     // alignment of the output, so the last may be empty.
@@ -293,9 +278,9 @@ gather_flat(const __grid_constant__ CopyBatch<I, R, J> batch) {
         if (lo >= hi) continue;
         if (hi - lo == 16) {
             // Bytes [0, n) from row r, the rest from row r + 1 (rows are at least 16 bytes).
-            const I r = div_fast(lo, row_bytes, job.magic[R - 1], job.shift[R - 1]);
-            const I w = lo - r * row_bytes;
-            const int n = row_bytes - w < 16 ? (int)(row_bytes - w) : 16;
+            I w;
+            const I r = row_bytes.divmod(lo, w);
+            const int n = row_bytes.d - w < 16 ? (int)(row_bytes.d - w) : 16;
             const unsigned char* p = src + row_source(job, r) * (I)E + w;
             value[k] = load_run<E>(p, lo_bound, hi_bound, 0, n);
             if (n < 16) {
@@ -307,8 +292,8 @@ gather_flat(const __grid_constant__ CopyBatch<I, R, J> batch) {
         } else {
             // A partial chunk at an end of the output: element by element.
             for (I a = lo; a < hi; a += E) {
-                const I r = div_fast(a, row_bytes, job.magic[R - 1], job.shift[R - 1]);
-                const I w = a - r * row_bytes;
+                I w;
+                const I r = row_bytes.divmod(a, w);
                 // The load before the store's address, as an assignment orders them.
                 const W v = __ldg(reinterpret_cast<const W*>(src + row_source(job, r) * (I)E + w));
                 store(reinterpret_cast<W*>(first_chunk + head + a), v);

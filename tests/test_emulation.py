@@ -145,7 +145,7 @@ def test_emulated_numpy_runs_the_kernels_not_the_reference(monkeypatch):
 PROBES = r"""
 extern "C" unsigned probe_umulhi(unsigned a, unsigned b) { return __umulhi(a, b); }
 extern "C" unsigned probe_funnelshift_r(unsigned lo, unsigned hi, unsigned s) { return __funnelshift_r(lo, hi, s); }
-extern "C" int probe_div_fast(int n, int d, unsigned m, unsigned s) { return div_fast(n, d, m, s); }
+extern "C" int probe_div_fast(int n, int d, unsigned m, unsigned s) { return Divider<int>{d, m, s}.div(n); }
 extern "C" unsigned long long probe_sizeof_uint4() { return sizeof(uint4) * 100 + alignof(uint4); }
 // One store of width bytes (1, 2, 4, 8, or 16 as a uint4) of 0x11 bytes at address, with the
 // num_ranges [low, high) pairs of ranges writable. Returns the fault kind; *stored the bytes written.

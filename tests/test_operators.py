@@ -211,7 +211,7 @@ def _batches(desc):
     from cudadml.backends import kernels
 
     return [
-        (int(p["interleaved"]), launch.grid, int(p["block_start"][p["num_jobs"]]))
+        (int(p["interleaved"]), launch.grid, int(p["block_start"][p["num_jobs"]["d"]]))
         for launch in kernels.prepare(desc.compile().plan)
         for p in [launch.params]
     ]

@@ -32,7 +32,7 @@ import time
 
 from . import kernels
 
-CXX_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c++17", "-fno-strict-aliasing")
+CXX_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c++17", "-fno-strict-aliasing", *kernels.DEFINES)
 _LOCK = threading.Lock()  # the emulation header keeps its thread indices in globals
 _log = logging.getLogger(__name__)
 

@@ -24,8 +24,8 @@ import numpy as np
 
 from ..plan import CopyPlan, SliceGradPlan
 
-BLOCK = 256  # CUDADML_BLOCK in common.cuh
-ITEMS = 4  # CUDADML_ITEMS in common.cuh
+BLOCK = 256  # threads per block
+ITEMS = 4  # work items per thread
 CHUNK = 16  # gather_rows moves 16-byte chunks
 MAX_RANK = 8
 #: Batch capacities compiled for; a batch of more jobs is launched in groups of the largest.
@@ -87,7 +87,10 @@ _SOURCES = {
     "gather_flat": "strided_copy.cu",
     "slice_grad": "slice_grad.cu",
 }
-OPTIONS = ("--std=c++17",)
+#: The launch shape reaches the kernels from here (common.cuh refuses to compile without it),
+#: so the grid sizes and the kernels' indexing cannot disagree.
+DEFINES = (f"-DCUDADML_BLOCK={BLOCK}", f"-DCUDADML_ITEMS={ITEMS}")
+OPTIONS = ("--std=c++17", *DEFINES)
 _GROUP = re.compile(r"(\w+)<(\d+),.*\b(int|long long)\b")  # family, element width, index type
 
 
@@ -158,6 +161,17 @@ def compile_kernels(names) -> dict:
 # ---- parameter structs (the same layout as the C++ structs, by NumPy's align=True) -------------
 
 
+def divider_dtype(index_type):
+    """common.cuh's ``Divider<I>``: a divisor with its ``fast_division`` magic and shift."""
+    return np.dtype([("d", np.dtype(index_type)), ("magic", np.uint32), ("shift", np.uint32)], align=True)
+
+
+def set_dividers(field, divisors) -> None:
+    """Fill a ``Divider`` array field of a parameter struct with ``divisors``."""
+    field["d"] = divisors
+    field["magic"], field["shift"] = zip(*(fast_division(int(d)) for d in divisors))
+
+
 def copy_job_dtype(index_type, rank):
     i = np.dtype(index_type)
     return np.dtype(
@@ -169,11 +183,9 @@ def copy_job_dtype(index_type, rank):
             ("bytes", i),
             ("src_low", i),
             ("src_high", i),
-            ("sizes", i, (rank,)),
+            ("sizes", divider_dtype(i), (rank,)),
             ("src_strides", i, (rank,)),
             ("dst_strides", i, (rank,)),
-            ("magic", np.uint32, (rank,)),
-            ("shift", np.uint32, (rank,)),
         ],
         align=True,
     )
@@ -184,10 +196,8 @@ def copy_batch_dtype(index_type, rank, capacity):
         [
             ("jobs", copy_job_dtype(index_type, rank), (capacity,)),
             ("block_start", np.int32, (capacity + 1,)),
-            ("num_jobs", np.int32),
+            ("num_jobs", divider_dtype(np.int32)),
             ("interleaved", np.int32),
-            ("jobs_magic", np.uint32),
-            ("jobs_shift", np.uint32),
         ],
         align=True,
     )
@@ -201,21 +211,19 @@ def grad_params_dtype(index_type, rank):
             ("dst", np.uint64),
             ("count", i),
             ("inner", i),
-            ("sizes", i, (rank,)),
+            ("sizes", divider_dtype(i), (rank,)),
             ("dst_strides", i, (rank,)),
             ("starts", i, (rank,)),
             ("steps", i, (rank,)),
             ("counts", i, (rank,)),
             ("src_strides", i, (rank,)),
-            ("magic", np.uint32, (rank,)),
-            ("shift", np.uint32, (rank,)),
         ],
         align=True,
     )
 
 
 def fast_division(d: int) -> tuple[int, int]:
-    """``(magic, shift)`` for ``div_fast`` in common.cuh: ``n // d == (umulhi(n, m) + n) >> s``
+    """``(magic, shift)`` for ``Divider`` in common.cuh: ``n // d == (umulhi(n, m) + n) >> s``
     for ``0 <= n < 2**31``."""
     s = (d - 1).bit_length()
     return ((2**32 * ((1 << s) - d)) // d + 1) & 0xFFFFFFFF, s
@@ -401,13 +409,11 @@ def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
         job["count"], job["row"], job["bytes"] = count, j.sizes[-1], j.count * e
         low, high = _extent(0, j.sizes[:-1], j.in_strides[:-1])
         job["src_low"], job["src_high"] = low * e, high * e + j.sizes[-1] * e
-        job["sizes"] = _pad(sizes, rank, 1)
+        set_dividers(job["sizes"], _pad(sizes, rank, 1))
         job["src_strides"], job["dst_strides"] = _pad(src, rank, 0), _pad(dst, rank, 0)
-        job["magic"], job["shift"] = zip(*(fast_division(n) for n in _pad(sizes, rank, 1)))
         block_start.append(block_start[-1] + _blocks(count))
     params["block_start"][: len(block_start)] = block_start
-    params["num_jobs"] = len(boxes)
-    params["jobs_magic"], params["jobs_shift"] = fast_division(len(boxes))
+    set_dividers(params["num_jobs"][None], [len(boxes)])
     grid = block_start[-1]
     most = max(b - a for a, b in itertools.pairwise(block_start))
     if len(boxes) > 1 and _walk_together([j for j, *_ in boxes]) and len(boxes) * most <= grid * _INTERLEAVE_SLACK:
@@ -431,10 +437,10 @@ def _grad_launch(plan: SliceGradPlan) -> Launch:
     count = math.prod(sizes)
     index_type = _index_type(e, count, list(zip(plan.sizes, plan.out_strides)), list(zip(plan.counts, plan.in_strides)))
     params = np.zeros((), grad_params_dtype(index_type, rank))
-    params["count"], params["inner"], params["sizes"] = count, inner, sizes
+    params["count"], params["inner"] = count, inner
+    set_dividers(params["sizes"], sizes)
     params["dst_strides"], params["starts"], params["steps"] = plan.out_strides, plan.starts, plan.steps
     params["counts"], params["src_strides"] = plan.counts, plan.in_strides
-    params["magic"], params["shift"] = zip(*(fast_division(n) for n in sizes))
     fields = params.dtype.fields
     slots = [(fields["src"][1], 0, 0, plan.in_offset * e), (fields["dst"][1], 1, 0, 0)]
     return Launch(kernel_name("slice_grad", e, vector, index_type, rank), _blocks(count), params, slots)
