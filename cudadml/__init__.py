@@ -6,6 +6,9 @@ Two layers share one set of rules:
   validated exactly as DirectML does, compiled and executed with buffer bindings;
 * array functions (``slice``, ``slice1``, ``slice_grad``, ``split``, ``join``,
   ``strided_slice``, ``strided_slice_grad``) on NumPy and CuPy arrays.
+
+``precompile`` compiles the kernels a workload will need ahead of its first call; compiles are
+logged at INFO level on ``logging.getLogger("cudadml")``.
 """
 
 from .arrays import join, slice, slice1, slice_grad, split, strided_slice, strided_slice_grad
@@ -22,6 +25,7 @@ from .operators import (
     SplitOperatorDesc,
 )
 from .tensor import BufferTensorDesc, calc_buffer_tensor_size
+from .warmup import precompile
 
 __version__ = "0.1.0"
 
@@ -42,6 +46,7 @@ __all__ = [
     "ValidationError",
     "calc_buffer_tensor_size",
     "join",
+    "precompile",
     "slice",
     "slice1",
     "slice_grad",

@@ -116,15 +116,26 @@ _CACHE = _Cache(CACHE_BYTES)
 # ---- normalisation ------------------------------------------------------------------------------
 
 
-def _as_array(x):
-    """``(kind, array)``: CuPy for device memory (zero-copy), NumPy for everything else."""
+def _as_array(x, name):
+    """``(kind, array)``: CuPy for device memory (zero-copy), NumPy for everything else.
+
+    NumPy subclasses other than ``memmap`` are refused: a result is a plain array, so a
+    masked array's mask or a matrix's semantics would be dropped without a word. So are
+    ``str`` and ``bytes``, which NumPy would take as one 0-dimensional element."""
     if type(x) is np.ndarray:
         return "numpy", x
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(x, cupy.ndarray):
         return "cupy", x
     if isinstance(x, np.ndarray):
+        if type(x) is not np.memmap:
+            raise TypeError(
+                f"{name} is a {type(x).__name__}, a NumPy subclass whose meaning (a mask, matrix rules) the "
+                f"plain result would drop; pass np.asarray(...) of it to work on its data"
+            )
         return "numpy", x
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} is {type(x).__name__}, not an array (NumPy would make it one 0-dimensional element)")
     if hasattr(x, "__cuda_array_interface__"):
         import cupy
 
@@ -139,7 +150,7 @@ def _as_array(x):
 def _input(x, name):
     """``(kind, array)`` for an input. NumPy arrays must hold plain data; strides that are not
     whole elements get a copy. (CuPy has neither object dtypes nor such strides.)"""
-    kind, x = _as_array(x)
+    kind, x = _as_array(x, f"{name}: the input")
     if kind == "numpy":
         check_element_dtype(x.dtype, f"{name}: the input")
         if any(s % x.itemsize for s in x.strides):
@@ -153,7 +164,7 @@ def _device(kind, x):
 
 def _out(kind, out, name):
     """``out`` as an array of ``kind``; ``TypeError`` for another memory kind or a non-plain dtype."""
-    out_kind, out = _as_array(out)
+    out_kind, out = _as_array(out, f"{name}: out")
     if out_kind != kind:
         raise TypeError(f"{name}: out is in {out_kind} memory but the input is in {kind} memory")
     if kind == "numpy":

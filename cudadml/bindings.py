@@ -232,7 +232,8 @@ def _as_list(bindings, role, where):
         return bindings
     if hasattr(bindings, "shape") or isinstance(bindings, BufferBinding):
         raise TypeError(
-            f"{where}: {role} must be a list of bindings, one per tensor; got one {type(bindings).__name__}"
+            f"{where}: {role} must be a list of bindings, one per tensor; got one {type(bindings).__name__} "
+            f"(for one tensor, pass [{role[:-1]}])"
         )
     try:
         return list(bindings)

@@ -108,14 +108,16 @@ class FeatureLevel(enum.IntEnum):
 
     @classmethod
     def coerce(cls, level) -> FeatureLevel:
-        """A ``FeatureLevel`` from itself, its directml.h value, or a string like ``"4_1"``.
+        """A ``FeatureLevel`` from itself, its directml.h value, or a string: ``"4_1"``,
+        ``"4.1"``, ``"LEVEL_4_1"`` or ``"DML_FEATURE_LEVEL_4_1"`` (any case).
 
         ``None`` gives the newest level.
         """
         if level is None:
             return cls.newest()
         if isinstance(level, str):
-            key = "LEVEL_" + level.strip().upper().removeprefix("DML_FEATURE_LEVEL_").replace(".", "_")
+            name = level.strip().upper().removeprefix("DML_FEATURE_").removeprefix("LEVEL_")
+            key = "LEVEL_" + name.replace(".", "_")
             if key in cls.__members__:
                 return cls[key]
         else:

@@ -1,11 +1,13 @@
 """Shared fixtures: the array module under test (NumPy always, on the reference backend and on
 the emulated kernels; CuPy where a GPU is usable)."""
 
+import time
 import zlib
 
 import numpy as np
 import pytest
 
+import cudadml as cd
 from cudadml.backends import gpu_status
 from cudadml.testing import emulated
 
@@ -32,11 +34,28 @@ def _cupy():
 
 
 @pytest.fixture(scope="session")
-def emulation_libraries():
-    """Every emulated kernel built once, on all cores (the libraries are cached on disk too)."""
+def say(pytestconfig):
+    """Writes a line to the terminal at once, past output capture: for fixtures that take a while."""
+    plugins = pytestconfig.pluginmanager
+    reporter, capture = plugins.get_plugin("terminalreporter"), plugins.get_plugin("capturemanager")
+
+    def say(text):
+        if reporter is not None:
+            with capture.global_and_fixture_disabled():
+                reporter.write_line(text)
+
+    return say
+
+
+@pytest.fixture(scope="session")
+def emulation_libraries(say):
+    """Every emulated kernel built once, on all cores (kept on disk, so later runs load them)."""
     from cudadml.backends import emulate
 
-    return emulate.build_all()
+    say(f"emulation: building (or loading) every kernel with {emulate.compiler()} in {emulate.cache_dir()} ...")
+    started = time.perf_counter()
+    count = cd.precompile(backend="emulate", progress=False)
+    say(f"emulation: {count} kernels ready in {time.perf_counter() - started:.1f} s")
 
 
 @pytest.fixture(

@@ -4,6 +4,8 @@ Inputs are views with negative, zero and padded strides at odd byte offsets; ``o
 strided view into a poisoned buffer, whose other bytes must stay untouched.
 """
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -285,3 +287,40 @@ def test_packed_outputs_at_any_alignment_are_exact(xp, rng, dtype, shift, key):
     out = buffer[shift : shift + expected.size].reshape(expected.shape)
     assert cd.strided_slice(x, key, out=out, **typed(x)) is out
     assert_written_exactly(buffer, slice(shift, shift + expected.size), expected.ravel())
+
+
+SUBCLASSES = [
+    pytest.param(lambda a: np.ma.masked_array(a, mask=a > 2), "MaskedArray", id="masked"),
+    pytest.param(
+        np.asmatrix, "matrix", id="matrix", marks=pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+    ),
+]
+
+
+@pytest.mark.parametrize("make, kind", SUBCLASSES)
+def test_numpy_subclasses_are_refused_not_returned_as_plain_arrays(make, kind):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    message = re.escape(
+        f"is a {kind}, a NumPy subclass whose meaning (a mask, matrix rules) the plain result would drop"
+    )
+    with pytest.raises(TypeError, match="strided_slice: the input " + message):
+        cd.strided_slice(make(a), np.s_[:1])
+    with pytest.raises(TypeError, match="Join: the input " + message):
+        cd.join([a, make(a)])
+    with pytest.raises(TypeError, match="strided_slice: out " + message):
+        cd.strided_slice(a, np.s_[:1], out=make(np.zeros((1, 3), np.float32)))
+
+
+def test_a_memmap_is_plain_data(tmp_path):
+    m = np.memmap(tmp_path / "x.bin", np.int16, "w+", shape=(4, 5))
+    m[:] = np.arange(20).reshape(4, 5)
+    assert np.array_equal(cd.strided_slice(m, np.s_[::-2, 1:]), np.asarray(m)[::-2, 1:])
+
+
+@pytest.mark.parametrize("text", [b"abc", "abc"])
+def test_bytes_and_str_are_refused_as_such(text):
+    message = re.escape(f"is {type(text).__name__}, not an array (NumPy would make it one 0-dimensional element)")
+    with pytest.raises(TypeError, match="Slice: the input " + message):
+        cd.slice(text, [1], [2])
+    with pytest.raises(TypeError, match="Split: the input " + message):
+        cd.split(text, 3)

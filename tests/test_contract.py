@@ -85,8 +85,12 @@ def test_object_structured_and_subarray_buffers_are_refused(dtype, rng):
 
 def test_a_bare_array_where_a_list_of_bindings_belongs_is_a_type_error(rng):
     x, y = _buffers(rng)
-    with pytest.raises(TypeError, match="inputs must be a list of bindings, one per tensor"):
+    with pytest.raises(
+        TypeError, match=re.escape("inputs must be a list of bindings, one per tensor; got one ndarray")
+    ):
         _slice_op().execute(x, [y])
+    with pytest.raises(TypeError, match=re.escape("got one BufferBinding (for one tensor, pass [output])")):
+        _slice_op().execute([x], cd.BufferBinding(y))
 
 
 # ---- the cache normalises before it looks up ---------------------------------------------------

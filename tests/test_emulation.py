@@ -59,15 +59,21 @@ def _compile(nvrtc, source_file, arch):
 
 
 @pytest.fixture(scope="module")
-def nvrtc_builds():
+def nvrtc_builds(say):
     """Every (source file, architecture) program, compiled in parallel: NVRTC releases the GIL."""
     nvrtc = _nvrtc()
     jobs = [(f, a) for f in SOURCES for a in ARCHS]
-    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-        results = pool.map(lambda job: _compile(nvrtc, *job), jobs)
-        return dict(zip(jobs, results))
+    count = sum(map(len, kernels.all_kernel_names().values()))
+    workers = os.cpu_count() or 1
+    say(f"NVRTC {nvrtc.getVersion()}: compiling {count} kernels for {', '.join(ARCHS)} on {workers} threads ...")
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        builds = dict(zip(jobs, pool.map(lambda job: _compile(nvrtc, *job), jobs)))
+    say(f"NVRTC: done in {time.perf_counter() - started:.0f} s")
+    return builds
 
 
+@pytest.mark.nvrtc
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("source_file", SOURCES)
 def test_every_specialisation_compiles_with_nvrtc(nvrtc_builds, source_file, arch):

@@ -356,6 +356,8 @@ def test_feature_levels_are_ordered_with_directml_h_values():
         ("4.1", L.LEVEL_4_1),
         ("DML_FEATURE_LEVEL_4_1", L.LEVEL_4_1),
         ("dml_feature_level_4_1", L.LEVEL_4_1),
+        ("LEVEL_4_1", L.LEVEL_4_1),
+        ("level_3_0", L.LEVEL_3_0),
         (" 4_1 ", L.LEVEL_4_1),
         (0x4100, L.LEVEL_4_1),
         (L.LEVEL_4_1, L.LEVEL_4_1),
@@ -387,7 +389,9 @@ def test_feature_level_coerce_reads_integers_by_value(given):
 KNOWN = "(known: " + ", ".join(LEVELS) + ")"
 
 
-@pytest.mark.parametrize("given", ["4_2", "7_0", "", "LEVEL_4_1", "4", 0x4200, 0, 0x41, -1])
+@pytest.mark.parametrize(
+    "given", ["4_2", "7_0", "", "LEVEL_", "FEATURE_LEVEL_4_1", "LEVEL_LEVEL_4_1", "4", 0x4200, 0, 0x41, -1]
+)
 def test_feature_level_coerce_unknown_lists_known_levels(given):
     with pytest.raises(ValueError, match=re.escape(f"unknown feature level {given!r} {KNOWN}")):
         L.coerce(given)

@@ -18,23 +18,23 @@ in the cache that does not load, or lacks a symbol, is rebuilt.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import ctypes
 import functools
 import hashlib
+import logging
 import os
 import pathlib
-import re
 import subprocess
 import tempfile
 import threading
+import time
 
 from . import kernels
 
 CXX_FLAGS = ("-O2", "-shared", "-fPIC", "-std=c++17", "-fno-strict-aliasing", *kernels.DEFINES)
 _LOCK = threading.Lock()  # the emulation header keeps its thread indices in globals
-_NAME = re.compile(r"(\w+)<(\d+),.*\b(int|long long)\b")  # family, width, index type
+_log = logging.getLogger(__name__)
 
 
 class EmulationError(RuntimeError):
@@ -146,10 +146,21 @@ def load(source_file: str, names: tuple[str, ...], directory=None) -> Library:
     with lock:  # threads of this process wait for one build; other processes build their own
         if path.exists():
             try:
-                return Library(path, names)
+                library = Library(path, names)
+                _log.debug("emulation: %s loaded from %s", kernels.describe(names), path)
+                return library
             except (OSError, AttributeError):
                 pass  # truncated, foreign or stale: rebuilt below, and loaded under another name
-        return _build(source_file, names, path, text, command)
+        started = time.perf_counter()
+        library = _build(source_file, names, path, text, command)
+        _log.info(
+            "emulation: %s built by %s in %.2f s into %s",
+            kernels.describe(names),
+            command[0],
+            time.perf_counter() - started,
+            path,
+        )
+        return library
 
 
 def _build(source_file, names, path, text, command) -> Library:
@@ -201,29 +212,23 @@ def _build(source_file, names, path, text, command) -> Library:
 @functools.cache
 def _groups() -> dict[str, tuple[str, tuple[str, ...]]]:
     """Every specialisation's ``(source file, group)``: the plan's kernels by family, width and
-    index type, so one build (a second or two) serves all their launches."""
-    groups: dict[tuple, list[str]] = {}
-    for source_file, names in kernels.all_kernel_names().items():
+    index type (``kernels.group_key``), so one build (a second or two) serves all their launches."""
+    grouped: dict[tuple, list[str]] = {}
+    for names in kernels.all_kernel_names().values():
         for name in names:
-            groups.setdefault((source_file, *_NAME.match(name).groups()), []).append(name)
-    return {name: (key[0], tuple(names)) for key, names in groups.items() for name in names}
+            grouped.setdefault(kernels.group_key(name), []).append(name)
+    return {name: (key[0], tuple(names)) for key, names in grouped.items() for name in names}
 
 
-def _source_file(name: str) -> str:
-    return kernels._SOURCES[name.split("<", 1)[0]]
+def group_of(name: str) -> tuple[str, tuple[str, ...]]:
+    """``(source file, names)`` of the library that holds specialisation ``name`` (alone, if
+    the plan's lists lack it)."""
+    return _groups().get(name, (kernels.source_file(name), (name,)))
 
 
 def library_for(name: str) -> Library:
-    """The library holding specialisation ``name`` (alone, if the plan's lists lack it)."""
-    source_file, names = _groups().get(name, (_source_file(name), (name,)))
-    return library(source_file, names)
-
-
-def build_all(workers: int | None = None) -> list[Library]:
-    """Every library ``library_for`` can need, built in parallel (the compiler runs outside the GIL)."""
-    keys = sorted(set(_groups().values()))
-    with concurrent.futures.ThreadPoolExecutor(workers or os.cpu_count() or 1) as pool:
-        return list(pool.map(lambda key: library(*key), keys))
+    """The library holding specialisation ``name``."""
+    return library(*group_of(name))
 
 
 def run(launches, inputs, outputs, readable, writable) -> int:

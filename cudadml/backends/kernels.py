@@ -12,11 +12,13 @@ import ctypes
 import functools
 import importlib.resources
 import itertools
+import logging
 import math
 import pathlib
 import re
 import struct
 import threading
+import time
 
 import numpy as np
 
@@ -36,6 +38,7 @@ COPY_FAMILIES = ("gather_elements", "gather_rows", "gather_flat")
 _ADDRESS = struct.Struct("<Q")
 _ONE_POINTER = ctypes.c_void_p * 1
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
+_log = logging.getLogger(__name__)
 
 
 def kernel_files():
@@ -88,9 +91,32 @@ _SOURCES = {
 #: so the grid sizes and the kernels' indexing cannot disagree.
 DEFINES = (f"-DCUDADML_BLOCK={BLOCK}", f"-DCUDADML_ITEMS={ITEMS}")
 OPTIONS = ("--std=c++17", *DEFINES)
+_GROUP = re.compile(r"(\w+)<(\d+),.*\b(int|long long)\b")  # family, element width, index type
+
+
+def source_file(name: str) -> str:
+    """The file in ``kernels_cu/`` that defines specialisation ``name``."""
+    return _SOURCES[name.split("<", 1)[0]]
+
+
+def group_key(name: str) -> tuple[str, str, str, str]:
+    """``(source file, family, width, index type)``: specialisations that differ only in rank
+    and capacity share a key, and are compiled together where many are wanted."""
+    return (source_file(name), *_GROUP.match(name).groups())
+
+
+def describe(names) -> str:
+    """A short description of a group of specialisations for logs, e.g.
+    ``40 kernels gather_rows<4, int, ...> of strided_copy.cu``."""
+    if len(names) == 1:
+        return names[0]
+    _, family, width, index = group_key(names[0])
+    return f"{len(names)} kernels {family}<{width}, {index}, ...> of {source_file(names[0])}"
 
 
 _driver = _runtime = _current_stream = None  # cupy_backends' CUDA APIs and CuPy's stream, bound by _loader()
+#: ``(device id, name) -> CuPy RawKernel`` of every kernel compiled and loaded in this process.
+_compiled: dict[tuple[int, str], object] = {}
 
 
 @functools.cache
@@ -100,17 +126,36 @@ def _loader():
     from cupy_backends.cuda.api import driver, runtime
 
     _driver, _runtime, _current_stream = driver, runtime, cupy.cuda.get_current_stream
+    return cupy
 
-    @cupy.memoize(for_each_device=True)
-    def load(name: str):
-        family = name.split("<", 1)[0]
-        module = cupy.RawModule(code=kernel_source(_SOURCES[family]), options=OPTIONS, name_expressions=[name])
-        try:
-            return module.get_function(name)
-        except cupy.cuda.compiler.CompileException as e:
-            raise KernelCompileError(f"NVRTC could not compile {name}:\n{e.get_message()}") from e
 
-    return load
+def load(name: str):
+    """The kernel ``name`` on the current device, compiled on first use."""
+    _loader()
+    function = _compiled.get((_runtime.getDevice(), name))
+    return function if function is not None else compile_kernels((name,))[name]
+
+
+def compile_kernels(names) -> dict:
+    """Compile ``names`` (specialisations of one source file) as one NVRTC program, load them on
+    the current device and keep them for ``load``; ``{name: CuPy RawKernel}``."""
+    cupy = _loader()
+    started = time.perf_counter()
+    module = cupy.RawModule(code=kernel_source(source_file(names[0])), options=OPTIONS, name_expressions=list(names))
+    try:
+        functions = {name: module.get_function(name) for name in names}
+    except cupy.cuda.compiler.CompileException as e:
+        raise KernelCompileError(f"NVRTC could not compile {describe(names)}:\n{e.get_message()}") from e
+    device = _runtime.getDevice()
+    for name, function in functions.items():
+        _compiled[device, name] = function
+    _log.info(
+        "NVRTC: %s ready on device %d in %.2f s (compiled, or from CuPy's kernel cache)",
+        describe(names),
+        device,
+        time.perf_counter() - started,
+    )
+    return functions
 
 
 # ---- parameter structs (the same layout as the C++ structs, by NumPy's align=True) -------------
@@ -229,7 +274,7 @@ class Launch:
 
     def load(self):
         """The kernel on the current device, compiled on first use (NVRTC, then CuPy's caches)."""
-        return _loader()(self.name)
+        return load(self.name)
 
     def struct_bytes(self, inputs, outputs) -> bytearray:
         """The parameter struct's bytes for these binding addresses."""
