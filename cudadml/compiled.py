@@ -70,8 +70,15 @@ class CompiledOperator:
             prepared = self._prepared[backend] = backend.prepare(self.plan, out_extents)
         return prepared
 
-    def __repr__(self):
-        return f"<CompiledOperator {self.desc.NAME} plan={self.plan}>"
+    def __repr__(self) -> str:
+        from .display import compiled_repr
+
+        return compiled_repr(self)
+
+    def _repr_html_(self) -> str:
+        from .display import explain
+
+        return explain(self)._repr_html_()
 
     def execute(self, inputs, outputs, *, stream=None) -> None:
         """Run the operator.

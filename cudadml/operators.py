@@ -257,6 +257,16 @@ class _OperatorDesc:
     def _lower(self, input_strides, output_strides):
         raise NotImplementedError
 
+    def __repr__(self) -> str:
+        from .display import desc_repr
+
+        return desc_repr(self)
+
+    def _repr_html_(self) -> str:
+        from .display import explain
+
+        return explain(self)._repr_html_()
+
     def compile(self, device=None):
         """Compile for execution: returns a ``CompiledOperator``.
 
@@ -352,7 +362,7 @@ class _PartsDesc(_OperatorDesc):
             v.add(f"{parts_name}' Sizes[{axis}] sum to {total}, not {whole_name}.Sizes[{axis}] = {whole.sizes[axis]}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SliceOperatorDesc(_OperatorDesc):
     """``DML_SLICE_OPERATOR_DESC``: ``Output[c] = Input[Offsets + Strides * c]``.
 
@@ -406,7 +416,7 @@ class SliceOperatorDesc(_OperatorDesc):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Slice1OperatorDesc(_WindowDesc):
     """``DML_SLICE1_OPERATOR_DESC``: a window per dimension, read forwards or (negative
     stride) backwards; the output may take fewer elements than the window reaches.
@@ -445,7 +455,7 @@ class Slice1OperatorDesc(_WindowDesc):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SliceGradOperatorDesc(_WindowDesc):
     """``DML_SLICE_GRAD_OPERATOR_DESC``: the backward pass of SLICE1.
 
@@ -477,7 +487,7 @@ class SliceGradOperatorDesc(_WindowDesc):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SplitOperatorDesc(_PartsDesc):
     """``DML_SPLIT_OPERATOR_DESC``: split the input along ``axis`` into ``len(output_tensors)``
     tensors whose sizes along ``axis`` sum to the input's (one output is a copy)."""
@@ -505,7 +515,7 @@ class SplitOperatorDesc(_PartsDesc):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class JoinOperatorDesc(_PartsDesc):
     """``DML_JOIN_OPERATOR_DESC``: concatenate ``input_tensors`` along ``axis`` (SPLIT's inverse)."""
 

@@ -150,7 +150,7 @@ def calc_buffer_tensor_size(data_type, sizes, strides=None) -> int:
     return _implied_size(span, data_type)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class BufferTensorDesc:
     """``DML_BUFFER_TENSOR_DESC``: a tensor stored in a buffer, validated at construction.
 
@@ -227,6 +227,16 @@ class BufferTensorDesc:
                 )
         set_(self, "total_tensor_size_in_bytes", total)
         v.raise_if_any()
+
+    def __repr__(self) -> str:
+        from .display import tensor_repr
+
+        return tensor_repr(self)
+
+    def _repr_html_(self) -> str:
+        from .display import explain
+
+        return explain(self)._repr_html_()
 
     @property
     def dimension_count(self) -> int:
