@@ -139,8 +139,8 @@ class Explanation:
         for caption, rows in slices:
             if caption:
                 lines.append(caption)
-            width = max(len(label) for row in rows for label, _, _ in row)
             ncols = len(rows[0])
+            width = max(len(str(ncols - 1)), *(len(label) for row in rows for label, _, _ in row))
             margin = len(str(len(rows) - 1)) + 2
             lines.append(" " * margin + " ".join(f"{j:>{width}}" for j in range(ncols)).rstrip())
             for r, row in enumerate(rows):
