@@ -532,5 +532,4 @@ def compiled_repr(op) -> str:
         work = f"{len(plan.jobs)} strided cop{'y' if len(plan.jobs) == 1 else 'ies'}"
     else:
         work = "a gradient gather"
-    where = "" if op.device is None else f" on device {op.device}"
-    return f"<CompiledOperator {op.desc.NAME} {desc_summary(op.desc)}: {work}, {plan.output_bytes} bytes out{where}>"
+    return f"<CompiledOperator {op.desc.NAME} {desc_summary(op.desc)}: {work}, {plan.output_bytes} bytes out>"
