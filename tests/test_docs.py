@@ -38,6 +38,11 @@ def test_public_names_have_numpydoc_docstrings(name):
         assert docscrape.get_doc_object(obj)["Raises"], f"{name} has no Raises section"
 
 
+def test_the_api_reference_lists_every_public_name():
+    listed = set(re.findall(r"^   (\w+)$", (ROOT / "docs" / "api.rst").read_text(), re.MULTILINE))
+    assert set(cudadml.__all__) - listed == set()
+
+
 def test_the_package_is_typed():
     assert (ROOT / "cudadml" / "py.typed").is_file()
     assert "py.typed" in (ROOT / "setup.cfg").read_text()
