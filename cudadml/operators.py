@@ -136,6 +136,17 @@ def _normalised(role: Role, value, name: str, where: str):
     return int_tuple(value, name, where)
 
 
+# The docstring entries every operator shares, filled in by ``_OperatorDesc.__init_subclass__``.
+_SHARED_DOC = {
+    "{feature_level}": """feature_level : FeatureLevel, int or str, optional
+    The level to validate against (default: the newest).""",
+    "{raises}": """DescriptorError
+    Listing every broken rule.
+TypeError
+    For a field of the wrong type (a float offset, a tensor that is not a ``BufferTensorDesc``).""",
+}
+
+
 class _OperatorDesc:
     """What every operator shares: normalising its fields, the shared rules, its tensors and
     ``compile()``. An operator is a frozen dataclass deriving from it that sets ``NAME`` (its
@@ -144,6 +155,12 @@ class _OperatorDesc:
     """
 
     NAME = ""
+
+    def __init_subclass__(cls, **kwargs):
+        """Fill in the docstring sections every operator shares."""
+        super().__init_subclass__(**kwargs)
+        for placeholder, text in _SHARED_DOC.items():
+            cls.__doc__ = (cls.__doc__ or "").replace(placeholder, text.replace("\n", "\n    "))
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -378,15 +395,11 @@ class SliceOperatorDesc(_OperatorDesc):
         Per dimension, unsigned: how many elements are read; equal to the output's sizes.
     strides : sequence of int
         Per dimension, unsigned: the step between elements read (0 repeats one element).
-    feature_level : FeatureLevel, int or str, optional
-        The level to validate against (default: the newest).
+    {feature_level}
 
     Raises
     ------
-    DescriptorError
-        Listing every broken rule.
-    TypeError
-        For a field of the wrong type (a float offset, a tensor that is not a ``BufferTensorDesc``).
+    {raises}
 
     Examples
     --------
@@ -449,15 +462,11 @@ class Slice1OperatorDesc(_WindowDesc):
         Per dimension, unsigned and at least 1: ``offset + size <= InputTensor.Sizes``.
     input_window_strides : sequence of int
         Per dimension, signed and never 0; a negative stride reads from the window's end.
-    feature_level : FeatureLevel, int or str, optional
-        The level to validate against (default: the newest).
+    {feature_level}
 
     Raises
     ------
-    DescriptorError
-        Listing every broken rule.
-    TypeError
-        For a field of the wrong type (a float offset, a tensor that is not a ``BufferTensorDesc``).
+    {raises}
 
     Examples
     --------
@@ -514,10 +523,7 @@ class SliceGradOperatorDesc(_WindowDesc):
 
     Raises
     ------
-    DescriptorError
-        Listing every broken rule.
-    TypeError
-        For a field of the wrong type (a float offset, a tensor that is not a ``BufferTensorDesc``).
+    {raises}
 
     Examples
     --------
@@ -566,15 +572,11 @@ class SplitOperatorDesc(_PartsDesc):
         The parts, in order along ``axis``.
     axis : int
         The dimension split, from 0.
-    feature_level : FeatureLevel, int or str, optional
-        The level to validate against (default: the newest).
+    {feature_level}
 
     Raises
     ------
-    DescriptorError
-        Listing every broken rule.
-    TypeError
-        For a field of the wrong type (a float offset, a tensor that is not a ``BufferTensorDesc``).
+    {raises}
 
     Examples
     --------
@@ -620,15 +622,11 @@ class JoinOperatorDesc(_PartsDesc):
         The tensor written: the parts' sizes along ``axis`` sum to its size there.
     axis : int
         The dimension joined along, from 0.
-    feature_level : FeatureLevel, int or str, optional
-        The level to validate against (default: the newest).
+    {feature_level}
 
     Raises
     ------
-    DescriptorError
-        Listing every broken rule.
-    TypeError
-        For a field of the wrong type (a float offset, a tensor that is not a ``BufferTensorDesc``).
+    {raises}
 
     Examples
     --------
