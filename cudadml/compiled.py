@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from .backends import CUDA, backend_for, gpu_status
 from .bindings import Bindings, BufferBinding, Slot, check_layout
 
@@ -106,7 +109,7 @@ class CompiledOperator:
 
         return explain(self)._repr_html_()
 
-    def execute(self, inputs, outputs, *, stream=None) -> None:
+    def execute(self, inputs: Sequence[Any], outputs: Sequence[Any], *, stream: Any = None) -> None:
         """Run the operator.
 
         Parameters

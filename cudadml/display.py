@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import inspect
+from typing import Any
 
 import numpy as np
 
@@ -415,7 +416,7 @@ def _of_call(fn, args, kwargs):
     )
 
 
-def explain(what, *args, **kwargs) -> Explanation:
+def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
     """Draw what an operator does: the cells it reads, in what order, and where they go.
 
     The picture comes from running the operator itself on index data (on the host, whatever

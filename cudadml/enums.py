@@ -158,7 +158,7 @@ class FeatureLevel(enum.IntEnum):
         return max(cls)
 
     @classmethod
-    def coerce(cls, level) -> FeatureLevel:
+    def coerce(cls, level: FeatureLevel | int | str | None) -> FeatureLevel:
         """A ``FeatureLevel`` from itself, its directml.h value, or a string like ``"4_1"``.
 
         ``None`` gives the newest level.

@@ -16,12 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from functools import cache, cached_property
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from . import plan as _plan
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import Violations, as_int, int_tuple
 from .overlap import overlaps_itself
 from .tensor import UINT32_MAX, BufferTensorDesc
+
+if TYPE_CHECKING:
+    from .compiled import CompiledOperator
 
 __all__ = [
     "SUPPORT",
@@ -284,7 +288,7 @@ class _OperatorDesc:
 
         return explain(self)._repr_html_()
 
-    def compile(self, device=None):
+    def compile(self, device: int | None = None) -> CompiledOperator:
         """Compile for execution: returns a ``CompiledOperator``.
 
         Parameters
