@@ -2,7 +2,8 @@
 
     python benchmarks/chart.py benchmarks/results/h100.json benchmarks/results/h100.png
 
-Needs matplotlib (not a dependency of cudadml).
+``bandwidth_chart(path)`` returns the matplotlib figure (the notebooks and the documentation
+draw it inline). Needs matplotlib (not a dependency of cudadml).
 """
 
 from __future__ import annotations
@@ -11,21 +12,19 @@ import json
 import sys
 
 
-def main(argv=None) -> int:
-    source, target = (argv if argv is not None else sys.argv[1:])[:2]
-    import matplotlib
-
-    matplotlib.use("Agg")
+def bandwidth_chart(path):
+    """The figure of the large cases in the JSON file ``path``: per case, each participant's
+    GPU-time bandwidth as a share of the device-to-device copy measured in the same run."""
     import matplotlib.pyplot as plt
 
-    with open(source) as f:
+    with open(path) as f:
         results = json.load(f)
     rows = [r for r in results["rows"] if r["kind"] == "large"]
     cases = list(dict.fromkeys(r["case"] for r in rows))
     participants = list(dict.fromkeys(r["participant"] for r in rows))
     share = {(r["case"], r["participant"]): r["pct_d2d"] for r in rows}
     width = 0.8 / len(participants)
-    fig, ax = plt.subplots(figsize=(10, 0.38 * len(cases) + 1.5))
+    figure, ax = plt.subplots(figsize=(10, 0.38 * len(cases) + 1.5))
     for k, who in enumerate(participants):
         ys = [c + k * width for c in range(len(cases))]
         ax.barh(ys, [share.get((case, who), 0) for case in cases], height=width, label=who)
@@ -35,8 +34,16 @@ def main(argv=None) -> int:
     ax.set_xlabel(f"% of a device-to-device copy's bandwidth ({results['d2d_gbps']:.0f} GB/s), GPU time")
     ax.set_title(results["device"], pad=28)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(participants), frameon=False)
-    fig.tight_layout()
-    fig.savefig(target, dpi=110)
+    figure.tight_layout()
+    return figure
+
+
+def main(argv=None) -> int:
+    source, target = (argv if argv is not None else sys.argv[1:])[:2]
+    import matplotlib
+
+    matplotlib.use("Agg")
+    bandwidth_chart(source).savefig(target, dpi=110)
     return 0
 
 

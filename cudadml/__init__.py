@@ -5,16 +5,19 @@ Two layers share one set of rules:
 * descriptors (``SliceOperatorDesc`` ... ``JoinOperatorDesc`` over ``BufferTensorDesc``),
   validated exactly as DirectML does, compiled and executed with buffer bindings;
 * array functions (``slice``, ``slice1``, ``slice_grad``, ``split``, ``join``,
-  ``strided_slice``, ``strided_slice_grad``) on NumPy and CuPy arrays.
+  ``strided_slice``, ``strided_slice_grad``) on NumPy and CuPy arrays and PyTorch tensors
+  (with autograd).
 
-``precompile`` compiles the kernels a workload will need ahead of its first call; compiles are
-logged at INFO level on ``logging.getLogger("cudadml")``.
+``explain`` draws what an operator or an array-function call does. ``precompile`` compiles the
+kernels a workload will need ahead of its first call; compiles are logged at INFO level on
+``logging.getLogger("cudadml")``.
 """
 
 from .arrays import join, slice, slice1, slice_grad, split, strided_slice, strided_slice_grad
 from .backends import use_host_backend
 from .bindings import BufferBinding
 from .compiled import CompiledOperator
+from .display import explain
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import BindingError, DescriptorError, ValidationError
 from .operators import (
@@ -45,6 +48,7 @@ __all__ = [
     "TensorFlags",
     "ValidationError",
     "calc_buffer_tensor_size",
+    "explain",
     "join",
     "precompile",
     "slice",

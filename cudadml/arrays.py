@@ -1,4 +1,4 @@
-"""The array layer: drop-in functions on NumPy and CuPy arrays.
+"""The array layer: drop-in functions on NumPy, CuPy and PyTorch arrays.
 
 Each function only normalises its arguments into a key of exact values (integers through
 ``operator.index``, so NumPy integers count by value; floats, NaN, None and bools where an
@@ -11,17 +11,23 @@ the same ``BindingError``.
 
 NumPy arrays run on the host backend, CuPy arrays (or CUDA arrays exposing
 ``__cuda_array_interface__`` or ``__dlpack__``, taken without a copy) through the kernels.
-Empty results are returned as NumPy returns them, without a descriptor (DirectML tensors
-cannot be empty). The cache is bounded in bytes (``CACHE_BYTES``).
+A call given a ``torch.Tensor`` goes through the PyTorch adapter (``interop.torch``), which
+runs this same function on views of the tensors and adds autograd. Empty results are
+returned as NumPy returns them, without a descriptor (DirectML tensors cannot be empty). The
+cache is bounded in bytes (``CACHE_BYTES``).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import operator
 import sys
 import threading
 from builtins import slice as _pyslice  # `slice` is ours below
 from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any, SupportsIndex, TypeVar
 
 import numpy as np
 
@@ -111,6 +117,61 @@ class _Cache:
 
 
 _CACHE = _Cache(CACHE_BYTES)
+
+#: An array of any kind the functions take: each returns arrays of the kind it was given.
+Array = TypeVar("Array")
+Ints = Sequence[SupportsIndex]
+Level = FeatureLevel | int | str | None
+
+# The docstring sections every array function shares, filled in by ``_public``.
+_SHARED = {
+    "{shared parameters}": """feature_level : FeatureLevel, int or str, optional
+    The DirectML feature level to validate against (default: the newest).
+stream : cupy.cuda.Stream or torch.cuda.Stream, optional
+    For device arrays, the stream to run on: by default the current CuPy stream, or for
+    CUDA tensors the current torch stream of their device.
+directml_types : bool, default True
+    ``False`` moves the elements of any 1, 2, 4 or 8-byte dtype as raw bits (bool,
+    complex64, a bfloat16 tensor); ``True`` takes only dtypes with a DirectML type.""",
+    "{shared raises}": """DescriptorError
+    If the call breaks a DirectML rule; its message lists every broken rule. Nothing runs.
+BindingError
+    If ``out`` has another shape or overlaps an input. Nothing runs.
+TypeError
+    For an argument of a wrong type: a float, None or bool where an integer belongs, a dtype
+    without a DirectML type, arrays of different memory kinds, or ``out=`` with an input
+    that requires grad.""",
+}
+
+
+def _public(fn):
+    """An array function as users call it: its docstring's shared sections filled in, and a
+    call holding a ``torch.Tensor`` (as its array or first array, or as ``out``) handed to the
+    PyTorch adapter (``interop.torch``): tensors in, tensors out, with autograd."""
+    for placeholder, text in _SHARED.items():
+        fn.__doc__ = fn.__doc__.replace(placeholder, text.replace("\n", "\n    "))
+    first = next(iter(inspect.signature(fn).parameters))
+    many_in, many_out = first == "xs", fn.__name__ == "split"
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        torch = sys.modules.get("torch")  # never imported here: a tensor means its caller did
+        if torch is not None:
+            given, out = args[0] if args else kwargs.get(first), kwargs.get("out")
+            if _first_is(torch.Tensor, given, many_in) or _first_is(torch.Tensor, out, many_out):
+                from .interop import torch as adapter
+
+                return adapter.call(fn, args, kwargs)
+        return fn(*args, **kwargs)
+
+    return call
+
+
+def _first_is(kind, a, many):
+    """Whether ``a`` (or, with ``many``, the first item of a list or tuple ``a``) is a ``kind``."""
+    if many and isinstance(a, (list, tuple)):
+        a = a[0] if a else None
+    return isinstance(a, kind)
 
 
 # ---- normalisation ------------------------------------------------------------------------------
@@ -442,36 +503,44 @@ def _finish(kind, entry, x, out, dtype, stream):
     return out
 
 
-def slice(x, offsets, sizes, strides=None, *, out=None, feature_level=None, stream=None, directml_types=True):
+@_public
+def slice(
+    x: Array,
+    offsets: Ints,
+    sizes: Ints,
+    strides: Ints | None = None,
+    *,
+    out: Array | None = None,
+    feature_level: Level = None,
+    stream: Any = None,
+    directml_types: bool = True,
+) -> Array:
     """DirectML SLICE on an array: ``out[c] = x[offsets + strides * c]``.
 
     Parameters
     ----------
     x : array_like
-        NumPy or CuPy array (or a CUDA array exposing ``__cuda_array_interface__``/``__dlpack__``),
-        any strides.
-    offsets, sizes : sequence of int
-        Per dimension: the first element and how many to take.
+        A NumPy or CuPy array, a PyTorch tensor, or a CUDA array exposing
+        ``__cuda_array_interface__`` or ``__dlpack__``; any strides.
+    offsets : sequence of int
+        Per dimension, the first element to take.
+    sizes : sequence of int
+        Per dimension, how many elements to take: the result's shape.
     strides : sequence of int, optional
-        Per dimension, unsigned (0 repeats one element); all 1 by default.
+        Per dimension, the step between taken elements, unsigned (0 repeats one element);
+        all 1 by default.
     out : array, optional
         Where to write the result: shape ``sizes``, ``x``'s dtype, any strides.
-    feature_level : FeatureLevel or str, optional
-        DirectML level to validate against (default: the newest).
-    stream : cupy.cuda.Stream, optional
-        For CuPy arrays: the stream to run on (default: the current one).
-    directml_types : bool
-        ``False`` moves any 1/2/4/8-byte dtype (bool, complex64, ...) as raw bits.
+    {shared parameters}
 
     Returns
     -------
     array
-        ``out``, or a new array of ``x``'s kind.
+        ``out``, or a new array of ``x``'s kind (a tensor on ``x``'s device for a tensor).
 
     Raises
     ------
-    DescriptorError
-        If a DirectML rule is broken (an out-of-bounds read, say); nothing runs.
+    {shared raises}
 
     Examples
     --------
@@ -522,35 +591,48 @@ def _window_args(name, ndim, offsets, sizes, strides):
     )
 
 
+@_public
 def slice1(
-    x,
-    window_offsets,
-    window_sizes,
-    window_strides=None,
+    x: Array,
+    window_offsets: Ints,
+    window_sizes: Ints,
+    window_strides: Ints | None = None,
     *,
-    output_sizes=None,
-    out=None,
-    feature_level=None,
-    stream=None,
-    directml_types=True,
-):
+    output_sizes: Ints | None = None,
+    out: Array | None = None,
+    feature_level: Level = None,
+    stream: Any = None,
+    directml_types: bool = True,
+) -> Array:
     """DirectML SLICE1 on an array: a window per dimension, read backwards where its stride is negative.
 
     Parameters
     ----------
     x : array_like
-    window_offsets, window_sizes : sequence of int
-        The window: ``window_offsets[i] + window_sizes[i] <= x.shape[i]``, no dimension empty.
+        The array to read, of any kind and strides (as in `slice`).
+    window_offsets : sequence of int
+        Per dimension, where the window starts.
+    window_sizes : sequence of int
+        Per dimension, the window's length: ``window_offsets[i] + window_sizes[i] <= x.shape[i]``,
+        and no dimension empty.
     window_strides : sequence of int, optional
-        Signed, non-zero; all 1 by default.
+        Per dimension, the signed, non-zero step; a negative step reads the window from its
+        end. All 1 by default.
     output_sizes : sequence of int, optional
-        At most ``1 + (window_sizes - 1) // |window_strides|`` (the default) per dimension.
-    out, feature_level, stream, directml_types
-        As in `slice`.
+        Per dimension, how many elements to take: at most (and by default)
+        ``1 + (window_sizes[i] - 1) // abs(window_strides[i])``.
+    out : array, optional
+        Where to write the result: shape ``output_sizes``, ``x``'s dtype, any strides.
+    {shared parameters}
 
     Returns
     -------
     array
+        ``out``, or a new array of ``x``'s kind.
+
+    Raises
+    ------
+    {shared raises}
 
     Examples
     --------
@@ -603,35 +685,46 @@ def slice1(
     return _finish(kind, _CACHE.get(key, _build_slice1), x, out, x.dtype, stream)
 
 
+@_public
 def slice_grad(
-    dy,
-    input_shape,
-    window_offsets,
-    window_sizes,
-    window_strides=None,
+    dy: Array,
+    input_shape: Ints,
+    window_offsets: Ints,
+    window_sizes: Ints,
+    window_strides: Ints | None = None,
     *,
-    out=None,
-    feature_level=None,
-    stream=None,
-    directml_types=True,
-):
+    out: Array | None = None,
+    feature_level: Level = None,
+    stream: Any = None,
+    directml_types: bool = True,
+) -> Array:
     """DirectML SLICE_GRAD: the gradient of `slice1` with respect to its input, in one pass.
 
     Parameters
     ----------
     dy : array_like
-        Gradient of the slice's output (its shape).
+        The gradient of the slice's output (of its shape), of any kind and strides.
     input_shape : sequence of int
-        Shape of the slice's input: the shape of the result.
-    window_offsets, window_sizes, window_strides
-        As given to `slice1` (strides signed, non-zero; all 1 by default).
-    out, feature_level, stream, directml_types
-        As in `slice`.
+        The shape of the slice's input: the shape of the result.
+    window_offsets : sequence of int
+        As given to `slice1`.
+    window_sizes : sequence of int
+        As given to `slice1`.
+    window_strides : sequence of int, optional
+        As given to `slice1`: signed, non-zero, all 1 by default.
+    out : array, optional
+        Where to write the result: shape ``input_shape``, ``dy``'s dtype, any strides.
+    {shared parameters}
 
     Returns
     -------
     array
-        ``dy`` where the forward slice read, 0 elsewhere.
+        ``dy``'s elements where the forward slice read, 0 elsewhere; ``out`` or a new array of
+        ``dy``'s kind.
+
+    Raises
+    ------
+    {shared raises}
 
     Examples
     --------
@@ -702,26 +795,41 @@ def _parts(kind, buffer, entry, dtype):
     return [cupy.ndarray(s, dtype, memptr=memory + o) for s, o in zip(entry.shapes, entry.offsets)]
 
 
-def split(x, split_sizes, axis=0, *, out=None, feature_level=None, stream=None, directml_types=True):
+@_public
+def split(
+    x: Array,
+    split_sizes: SupportsIndex | Ints,
+    axis: SupportsIndex = 0,
+    *,
+    out: Sequence[Array] | None = None,
+    feature_level: Level = None,
+    stream: Any = None,
+    directml_types: bool = True,
+) -> list[Array]:
     """DirectML SPLIT: cut ``x`` along ``axis`` into parts, in one launch on the GPU.
 
     Parameters
     ----------
     x : array_like
+        The array to cut, of any kind and strides.
     split_sizes : int or sequence of int
         A number of equal parts (which must divide ``x.shape[axis]``), or the size of each
         part along ``axis`` (summing to ``x.shape[axis]``; a size of 0 gives an empty part).
         Sizes, not NumPy's split indices.
-    axis : int
-        May be negative.
+    axis : int, default 0
+        The axis to cut; may be negative.
     out : sequence of arrays, optional
         One per part, each of its part's shape and ``x``'s dtype, any strides.
-    feature_level, stream, directml_types
-        As in `slice`.
+    {shared parameters}
 
     Returns
     -------
     list of arrays
+        The parts, in order: ``out``, or views of one new allocation of ``x``'s kind.
+
+    Raises
+    ------
+    {shared raises}
 
     Examples
     --------
@@ -772,21 +880,37 @@ def _as_list(arrays, what, name):
     return list(arrays)
 
 
-def join(xs, axis=0, *, out=None, feature_level=None, stream=None, directml_types=True):
+@_public
+def join(
+    xs: Sequence[Array],
+    axis: SupportsIndex = 0,
+    *,
+    out: Array | None = None,
+    feature_level: Level = None,
+    stream: Any = None,
+    directml_types: bool = True,
+) -> Array:
     """DirectML JOIN: concatenate arrays along ``axis`` (SPLIT's inverse), in one launch on the GPU.
 
     Parameters
     ----------
     xs : sequence of array_like
-        Same dtype and rank; equal shapes except along ``axis``.
-    axis : int
+        The arrays to join, all of one kind, dtype and rank; equal shapes except along
+        ``axis``. The first decides the kind of the result.
+    axis : int, default 0
+        The axis to join along; may be negative.
     out : array, optional
-    feature_level, stream, directml_types
-        As in `slice`.
+        Where to write the result, of the joined shape and the dtype of ``xs``, any strides.
+    {shared parameters}
 
     Returns
     -------
     array
+        ``out``, or a new array of the kind of ``xs``.
+
+    Raises
+    ------
+    {shared raises}
 
     Examples
     --------
@@ -953,11 +1077,41 @@ def _build_strided_slice(name, kind, device, dtype, flag, level, index, x_layout
     return _Entry(op, (result_shape,))
 
 
-def strided_slice(x, key, *, out=None, feature_level=None, stream=None, directml_types=True):
-    """``x[key]`` copied, for basic indexing: slices with any step (negative too), integers,
-    ``...`` and ``None``. Runs as one SLICE1.
+@_public
+def strided_slice(
+    x: Array,
+    key: Any,
+    *,
+    out: Array | None = None,
+    feature_level: Level = None,
+    stream: Any = None,
+    directml_types: bool = True,
+) -> Array:
+    """``x[key]`` copied, for basic indexing, as one SLICE1.
 
     An empty result is returned without running anything (DirectML tensors cannot be empty).
+
+    Parameters
+    ----------
+    x : array_like
+        The array to index, of any kind and strides.
+    key : int, slice, Ellipsis, None or tuple of them
+        A basic index, as in ``x[key]``: slices with any step (negative too), integers,
+        ``...`` and ``None``.
+    out : array, optional
+        Where to write the result: the shape of ``x[key]``, ``x``'s dtype, any strides.
+    {shared parameters}
+
+    Returns
+    -------
+    array
+        A copy of ``x[key]``: ``out``, or a new array of ``x``'s kind.
+
+    Raises
+    ------
+    {shared raises}
+    IndexError
+        For an index out of bounds, too many indices or two ellipses, as NumPy raises.
 
     Examples
     --------
@@ -1015,9 +1169,42 @@ def _build_strided_slice_grad(name, kind, device, dtype, flag, level, index, sha
     return _Entry(op, (shape,))
 
 
-def strided_slice_grad(dy, input_shape, key, *, out=None, feature_level=None, stream=None, directml_types=True):
-    """The gradient of ``strided_slice(x, key)`` with respect to ``x`` (``x.shape == input_shape``):
-    ``dy`` where ``x[key]`` read, 0 elsewhere, in one pass.
+@_public
+def strided_slice_grad(
+    dy: Array,
+    input_shape: Ints,
+    key: Any,
+    *,
+    out: Array | None = None,
+    feature_level: Level = None,
+    stream: Any = None,
+    directml_types: bool = True,
+) -> Array:
+    """The gradient of ``strided_slice(x, key)`` with respect to ``x``, in one pass.
+
+    Parameters
+    ----------
+    dy : array_like
+        The gradient of ``x[key]`` (of its shape), of any kind and strides.
+    input_shape : sequence of int
+        ``x.shape``: the shape of the result.
+    key : int, slice, Ellipsis, None or tuple of them
+        The basic index given to `strided_slice`.
+    out : array, optional
+        Where to write the result: shape ``input_shape``, ``dy``'s dtype, any strides.
+    {shared parameters}
+
+    Returns
+    -------
+    array
+        ``dy``'s elements where ``x[key]`` read, 0 elsewhere; ``out`` or a new array of
+        ``dy``'s kind.
+
+    Raises
+    ------
+    {shared raises}
+    IndexError
+        For an index out of bounds, too many indices or two ellipses, as NumPy raises.
 
     Examples
     --------

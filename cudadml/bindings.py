@@ -54,6 +54,14 @@ class BufferBinding:
     ------
     TypeError
         If ``offset`` or ``size_in_bytes`` is not an integer (a float, NaN, None offset, bool).
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml as cd
+    >>> from cudadml.testing import aligned_empty
+    >>> buffer = aligned_empty(64)
+    >>> cd.BufferBinding(buffer, offset=np.int64(16), size_in_bytes=32).offset
+    16
     """
 
     buffer: object

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from .backends import CUDA, backend_for, gpu_status
 from .bindings import Bindings, BufferBinding, Slot, check_layout
 
@@ -28,6 +31,26 @@ class CompiledOperator:
     Made by ``desc.compile()``. ``execute`` checks every binding rule before running, and
     allocates, copies and synchronises nothing, so it can be captured in a CUDA graph.
 
+    Parameters
+    ----------
+    desc : operator descriptor
+        A validated ``SliceOperatorDesc``, ``Slice1OperatorDesc``, ... .
+    device : int, optional
+        The CUDA device for CuPy bindings; the current one when omitted.
+    views : pair of sequences, optional
+        For the array functions: the layout of each input and output array (below).
+    placed_at : sequence of int, optional
+        For the array functions: per output, a byte offset at which it is placed in a buffer.
+    load : bool, default True
+        Whether to compile and load the kernels now where a GPU is present.
+
+    Raises
+    ------
+    BindingError
+        If an output view would reach one element from two indices.
+
+    Notes
+    -----
     ``views`` (used by the array functions) compiles for arrays rather than buffers: per input
     and per output, the ``(shape, element strides)`` of the array that will be bound, signed
     strides included, and optionally a third item, the element strides of the descriptor's
@@ -35,6 +58,12 @@ class CompiledOperator:
     axes). Such an operator takes those arrays themselves as bindings, at any address, or a
     ``BufferBinding`` that places the layout at a byte offset of a buffer; ``placed_at`` fixes
     such an offset per output at compile time, and the output is then bound as the buffer.
+
+    Examples
+    --------
+    >>> from cudadml.examples import EXAMPLES
+    >>> EXAMPLES[0].desc.compile()
+    <CompiledOperator Slice FLOAT32 (1, 1, 4, 4) -> (1, 1, 3, 2): 1 strided copy, 24 bytes out>
     """
 
     def __init__(self, desc, device=None, *, views=None, placed_at=None, load=True):
@@ -70,10 +99,17 @@ class CompiledOperator:
             prepared = self._prepared[backend] = backend.prepare(self.plan, out_extents)
         return prepared
 
-    def __repr__(self):
-        return f"<CompiledOperator {self.desc.NAME} plan={self.plan}>"
+    def __repr__(self) -> str:
+        from .display import compiled_repr
 
-    def execute(self, inputs, outputs, *, stream=None) -> None:
+        return compiled_repr(self)
+
+    def _repr_html_(self) -> str:
+        from .display import explain
+
+        return explain(self)._repr_html_()
+
+    def execute(self, inputs: Sequence[Any], outputs: Sequence[Any], *, stream: Any = None) -> None:
         """Run the operator.
 
         Parameters

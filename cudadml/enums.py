@@ -15,7 +15,24 @@ __all__ = ["FeatureLevel", "TensorDataType", "TensorFlags"]
 
 
 class TensorDataType(enum.IntEnum):
-    """``DML_TENSOR_DATA_TYPE``. ``UNKNOWN`` exists for parity and is never valid."""
+    """``DML_TENSOR_DATA_TYPE``. ``UNKNOWN`` exists for parity and is never valid.
+
+    Parameters
+    ----------
+    value : int
+        The directml.h value.
+
+    Raises
+    ------
+    ValueError
+        For a value that is not a ``DML_TENSOR_DATA_TYPE``.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml as cd
+    >>> cd.TensorDataType(1), cd.TensorDataType.from_dtype(np.int8).element_size
+    (<TensorDataType.FLOAT32: 1>, 1)
+    """
 
     UNKNOWN = 0
     FLOAT32 = 1
@@ -74,14 +91,48 @@ _NUMPY_DTYPES = {
 
 
 class TensorFlags(enum.IntFlag):
-    """``DML_TENSOR_FLAGS``."""
+    """``DML_TENSOR_FLAGS``.
+
+    Parameters
+    ----------
+    value : int
+        The directml.h value.
+
+    Raises
+    ------
+    ValueError
+        For a value that is not an int.
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> cd.TensorFlags(1)
+    <TensorFlags.OWNED_BY_DML: 1>
+    """
 
     NONE = 0
     OWNED_BY_DML = 1
 
 
 class FeatureLevel(enum.IntEnum):
-    """``DML_FEATURE_LEVEL``: ordered, so ``level >= FeatureLevel.LEVEL_3_0`` reads naturally."""
+    """``DML_FEATURE_LEVEL``: ordered, so ``level >= FeatureLevel.LEVEL_3_0`` reads naturally.
+
+    Parameters
+    ----------
+    value : int
+        The directml.h value; ``FeatureLevel.coerce`` also takes strings such as ``"3_0"``.
+
+    Raises
+    ------
+    ValueError
+        For a value that is not a ``DML_FEATURE_LEVEL``.
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> cd.FeatureLevel(0x4100), cd.FeatureLevel.coerce("3_0") < cd.FeatureLevel.LEVEL_4_1
+    (<FeatureLevel.LEVEL_4_1: 16640>, True)
+    """
 
     LEVEL_1_0 = 0x1000
     LEVEL_2_0 = 0x2000
@@ -107,7 +158,7 @@ class FeatureLevel(enum.IntEnum):
         return max(cls)
 
     @classmethod
-    def coerce(cls, level) -> FeatureLevel:
+    def coerce(cls, level: FeatureLevel | int | str | None) -> FeatureLevel:
         """A ``FeatureLevel`` from itself, its directml.h value, or a string: ``"4_1"``,
         ``"4.1"``, ``"LEVEL_4_1"`` or ``"DML_FEATURE_LEVEL_4_1"`` (any case).
 

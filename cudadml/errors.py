@@ -10,8 +10,23 @@ __all__ = ["BindingError", "DescriptorError", "ValidationError", "as_int", "int_
 
 
 class ValidationError(ValueError):
-    """A DirectML rule was broken. ``violations`` lists every broken rule, one line each,
-    already prefixed with the operator or tensor that broke it."""
+    """A DirectML rule was broken: the base of `DescriptorError` and `BindingError`.
+
+    Parameters
+    ----------
+    violations : sequence of str
+        Every broken rule, one line each, prefixed with the operator or tensor that broke it;
+        kept as the tuple ``violations`` and joined by newlines as the message.
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> try:
+    ...     cd.slice1([[1, 2], [3, 4]], [0, 0], [2, 3])
+    ... except cd.ValidationError as e:
+    ...     print(e.violations)
+    ('Slice1: InputWindowOffsets[1] + InputWindowSizes[1] = 3 exceeds InputTensor.Sizes[1] = 2',)
+    """
 
     def __init__(self, violations):
         self.violations = tuple(violations)
@@ -19,11 +34,41 @@ class ValidationError(ValueError):
 
 
 class DescriptorError(ValidationError):
-    """A tensor or operator descriptor breaks a rule (raised at construction)."""
+    """A tensor or operator descriptor breaks a rule (raised at construction).
+
+    Parameters
+    ----------
+    violations : sequence of str
+        Every broken rule, one line each.
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> cd.BufferTensorDesc(cd.TensorDataType.FLOAT32, [2, 0], strides=[1])
+    Traceback (most recent call last):
+        ...
+    cudadml.errors.DescriptorError: BufferTensorDesc: Sizes[1] = 0 must be at least 1 (a zero size is invalid)
+    BufferTensorDesc: len(Strides) = 1 must equal DimensionCount = 2
+    """
 
 
 class BindingError(ValidationError):
-    """A binding given to ``CompiledOperator.execute`` breaks a rule (raised before launch)."""
+    """A binding given to ``CompiledOperator.execute`` breaks a rule (raised before launch).
+
+    Parameters
+    ----------
+    violations : sequence of str
+        Every broken rule, one line each.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml as cd
+    >>> x = np.arange(6.0)
+    >>> cd.strided_slice(x, np.s_[::2], out=x[:3])
+    Traceback (most recent call last):
+        ...
+    cudadml.errors.BindingError: Slice1.execute: outputs[0] overlaps inputs[0] in memory
+    """
 
 
 class Violations:

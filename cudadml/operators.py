@@ -16,12 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from functools import cache, cached_property
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from . import plan as _plan
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import Violations, as_int, int_tuple
 from .overlap import overlaps_itself
 from .tensor import UINT32_MAX, BufferTensorDesc
+
+if TYPE_CHECKING:
+    from .compiled import CompiledOperator
 
 __all__ = [
     "SUPPORT",
@@ -136,6 +140,17 @@ def _normalised(role: Role, value, name: str, where: str):
     return int_tuple(value, name, where)
 
 
+# The docstring entries every operator shares, filled in by ``_OperatorDesc.__init_subclass__``.
+_SHARED_DOC = {
+    "{feature_level}": """feature_level : FeatureLevel, int or str, optional
+    The level to validate against (default: the newest).""",
+    "{raises}": """DescriptorError
+    Listing every broken rule.
+TypeError
+    For a field of the wrong type (a float offset, a tensor that is not a ``BufferTensorDesc``).""",
+}
+
+
 class _OperatorDesc:
     """What every operator shares: normalising its fields, the shared rules, its tensors and
     ``compile()``. An operator is a frozen dataclass deriving from it that sets ``NAME`` (its
@@ -144,6 +159,12 @@ class _OperatorDesc:
     """
 
     NAME = ""
+
+    def __init_subclass__(cls, **kwargs):
+        """Fill in the docstring sections every operator shares."""
+        super().__init_subclass__(**kwargs)
+        for placeholder, text in _SHARED_DOC.items():
+            cls.__doc__ = (cls.__doc__ or "").replace(placeholder, text.replace("\n", "\n    "))
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -257,7 +278,17 @@ class _OperatorDesc:
     def _lower(self, input_strides, output_strides):
         raise NotImplementedError
 
-    def compile(self, device=None):
+    def __repr__(self) -> str:
+        from .display import desc_repr
+
+        return desc_repr(self)
+
+    def _repr_html_(self) -> str:
+        from .display import explain
+
+        return explain(self)._repr_html_()
+
+    def compile(self, device: int | None = None) -> CompiledOperator:
         """Compile for execution: returns a ``CompiledOperator``.
 
         Parameters
@@ -352,18 +383,27 @@ class _PartsDesc(_OperatorDesc):
             v.add(f"{parts_name}' Sizes[{axis}] sum to {total}, not {whole_name}.Sizes[{axis}] = {whole.sizes[axis]}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SliceOperatorDesc(_OperatorDesc):
     """``DML_SLICE_OPERATOR_DESC``: ``Output[c] = Input[Offsets + Strides * c]``.
 
     Parameters
     ----------
-    input_tensor, output_tensor : BufferTensorDesc
-    offsets, sizes, strides : sequence of int
-        One unsigned entry per dimension; ``sizes`` equals the output's sizes. A stride of 0
-        repeats one element.
-    feature_level : FeatureLevel, optional
-        The level to validate against (default: the newest).
+    input_tensor : BufferTensorDesc
+        The tensor read.
+    output_tensor : BufferTensorDesc
+        The tensor written, of sizes ``sizes``.
+    offsets : sequence of int
+        Per dimension, unsigned: the first element read.
+    sizes : sequence of int
+        Per dimension, unsigned: how many elements are read; equal to the output's sizes.
+    strides : sequence of int
+        Per dimension, unsigned: the step between elements read (0 repeats one element).
+    {feature_level}
+
+    Raises
+    ------
+    {raises}
 
     Examples
     --------
@@ -406,22 +446,39 @@ class SliceOperatorDesc(_OperatorDesc):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Slice1OperatorDesc(_WindowDesc):
-    """``DML_SLICE1_OPERATOR_DESC``: a window per dimension, read forwards or (negative
-    stride) backwards; the output may take fewer elements than the window reaches.
+    """``DML_SLICE1_OPERATOR_DESC``: a window per dimension, read forwards or backwards.
 
     ``Output[c] = Input[CopyStart + InputWindowStrides * c]``, where CopyStart is the window
-    offset, or its end ``offset + size - 1`` along dimensions with a negative stride.
+    offset, or its end ``offset + size - 1`` along dimensions with a negative stride. The
+    output may take fewer elements than the window reaches.
 
     Parameters
     ----------
-    input_tensor, output_tensor : BufferTensorDesc
-    input_window_offsets, input_window_sizes : sequence of int
-        Unsigned; ``offset + size <= InputTensor.Sizes`` and no window dimension empty.
+    input_tensor : BufferTensorDesc
+        The tensor read.
+    output_tensor : BufferTensorDesc
+        The tensor written: per dimension at most ``1 + (size - 1) // |stride|`` elements.
+    input_window_offsets : sequence of int
+        Per dimension, unsigned: where the window starts.
+    input_window_sizes : sequence of int
+        Per dimension, unsigned and at least 1: ``offset + size <= InputTensor.Sizes``.
     input_window_strides : sequence of int
-        Signed, never 0.
-    feature_level : FeatureLevel, optional
+        Per dimension, signed and never 0; a negative stride reads from the window's end.
+    {feature_level}
+
+    Raises
+    ------
+    {raises}
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> f32 = cd.TensorDataType.FLOAT32
+    >>> cd.Slice1OperatorDesc(cd.BufferTensorDesc(f32, [4, 4]), cd.BufferTensorDesc(f32, [2, 2]),
+    ...                       [0, 1], [4, 3], [-2, 2]).copy_start
+    (3, 1)
     """
 
     NAME = "Slice1"
@@ -445,13 +502,40 @@ class Slice1OperatorDesc(_WindowDesc):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SliceGradOperatorDesc(_WindowDesc):
     """``DML_SLICE_GRAD_OPERATOR_DESC``: the backward pass of SLICE1.
 
     Every element of ``output_gradient_tensor`` (sizes of the forward input) that the forward
     slice read receives its gradient from ``input_gradient_tensor`` (sizes of the forward
     output); every other element becomes 0. Window arrays and rules as in SLICE1.
+
+    Parameters
+    ----------
+    input_gradient_tensor : BufferTensorDesc
+        The gradient of the forward output: the tensor read.
+    output_gradient_tensor : BufferTensorDesc
+        The gradient of the forward input: the tensor written, every element of it.
+    input_window_offsets : sequence of int
+        The forward SLICE1's window offsets.
+    input_window_sizes : sequence of int
+        The forward SLICE1's window sizes.
+    input_window_strides : sequence of int
+        The forward SLICE1's window strides (signed, never 0).
+    feature_level : FeatureLevel, int or str, optional
+        The level to validate against (default: the newest; SLICE_GRAD needs 3_0).
+
+    Raises
+    ------
+    {raises}
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> f32 = cd.TensorDataType.FLOAT32
+    >>> cd.SliceGradOperatorDesc(cd.BufferTensorDesc(f32, [2, 2]), cd.BufferTensorDesc(f32, [4, 4]),
+    ...                          [0, 0], [4, 4], [2, 2]).output_tensors[0].sizes
+    (4, 4)
     """
 
     NAME = "SliceGrad"
@@ -477,10 +561,35 @@ class SliceGradOperatorDesc(_WindowDesc):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SplitOperatorDesc(_PartsDesc):
-    """``DML_SPLIT_OPERATOR_DESC``: split the input along ``axis`` into ``len(output_tensors)``
-    tensors whose sizes along ``axis`` sum to the input's (one output is a copy)."""
+    """``DML_SPLIT_OPERATOR_DESC``: split the input along ``axis`` into ``len(output_tensors)`` parts.
+
+    The parts' sizes along ``axis`` sum to the input's, and their other sizes equal the
+    input's (one output is a copy).
+
+    Parameters
+    ----------
+    input_tensor : BufferTensorDesc
+        The tensor split.
+    output_tensors : sequence of BufferTensorDesc
+        The parts, in order along ``axis``.
+    axis : int
+        The dimension split, from 0.
+    {feature_level}
+
+    Raises
+    ------
+    {raises}
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> f32 = cd.TensorDataType.FLOAT32
+    >>> cd.SplitOperatorDesc(cd.BufferTensorDesc(f32, [6, 2]),
+    ...                      [cd.BufferTensorDesc(f32, [2, 2]), cd.BufferTensorDesc(f32, [4, 2])], 0).output_count
+    2
+    """
 
     NAME = "Split"
     _WHOLE = "input_tensor"
@@ -505,9 +614,32 @@ class SplitOperatorDesc(_PartsDesc):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class JoinOperatorDesc(_PartsDesc):
-    """``DML_JOIN_OPERATOR_DESC``: concatenate ``input_tensors`` along ``axis`` (SPLIT's inverse)."""
+    """``DML_JOIN_OPERATOR_DESC``: concatenate ``input_tensors`` along ``axis`` (SPLIT's inverse).
+
+    Parameters
+    ----------
+    input_tensors : sequence of BufferTensorDesc
+        The parts, in order along ``axis``.
+    output_tensor : BufferTensorDesc
+        The tensor written: the parts' sizes along ``axis`` sum to its size there.
+    axis : int
+        The dimension joined along, from 0.
+    {feature_level}
+
+    Raises
+    ------
+    {raises}
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> f32 = cd.TensorDataType.FLOAT32
+    >>> cd.JoinOperatorDesc([cd.BufferTensorDesc(f32, [1, 3]), cd.BufferTensorDesc(f32, [1, 2])],
+    ...                     cd.BufferTensorDesc(f32, [1, 5]), 1).input_count
+    2
+    """
 
     NAME = "Join"
     _WHOLE = "output_tensor"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import SupportsIndex
 
 import numpy as np
 
@@ -112,7 +114,11 @@ def _implied_size(span: int, data_type: TensorDataType) -> int:
     return (span * data_type.element_size + 3) & ~3
 
 
-def calc_buffer_tensor_size(data_type, sizes, strides=None) -> int:
+def calc_buffer_tensor_size(
+    data_type: TensorDataType | int | str | np.dtype,
+    sizes: Sequence[SupportsIndex],
+    strides: Sequence[SupportsIndex] | None = None,
+) -> int:
     """Minimum bytes a buffer tensor occupies, as ``DMLCalcBufferTensorSize`` computes it.
 
     The index of the last element plus one, times the element size, rounded up to a
@@ -122,13 +128,16 @@ def calc_buffer_tensor_size(data_type, sizes, strides=None) -> int:
     Parameters
     ----------
     data_type : TensorDataType, int or dtype
+        The element type: a ``TensorDataType``, its directml.h value, or a dtype that has one.
     sizes : sequence of int
+        1 to 8 sizes, each at least 1.
     strides : sequence of int, optional
         Element strides; packed row-major when omitted.
 
     Returns
     -------
     int
+        The size in bytes.
 
     Raises
     ------
@@ -150,13 +159,14 @@ def calc_buffer_tensor_size(data_type, sizes, strides=None) -> int:
     return _implied_size(span, data_type)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class BufferTensorDesc:
     """``DML_BUFFER_TENSOR_DESC``: a tensor stored in a buffer, validated at construction.
 
     Parameters
     ----------
     data_type : TensorDataType, int or dtype
+        The element type: a ``TensorDataType``, its directml.h value, or a dtype that has one.
     sizes : sequence of int
         1 to 8 sizes, each at least 1.
     strides : sequence of int, optional
@@ -167,11 +177,14 @@ class BufferTensorDesc:
     guaranteed_base_offset_alignment : int
         0, or a power of two at least the element size.
     flags : TensorFlags
+        ``NONE``, or ``OWNED_BY_DML`` (inputs only).
 
     Raises
     ------
     DescriptorError
         Listing every broken rule.
+    TypeError
+        For a field of the wrong type (a float size, a None data type).
 
     Examples
     --------
@@ -227,6 +240,16 @@ class BufferTensorDesc:
                 )
         set_(self, "total_tensor_size_in_bytes", total)
         v.raise_if_any()
+
+    def __repr__(self) -> str:
+        from .display import tensor_repr
+
+        return tensor_repr(self)
+
+    def _repr_html_(self) -> str:
+        from .display import explain
+
+        return explain(self)._repr_html_()
 
     @property
     def dimension_count(self) -> int:

@@ -154,15 +154,15 @@ def test_execute_captures_in_a_cuda_graph_and_replays_with_new_data(cp, rng):
 
 
 def test_cuda_array_interface_and_dlpack_without_copies(cp, rng):
+    """Other libraries' CUDA arrays (here torch tensors behind each protocol alone) run as CuPy
+    views; torch tensors themselves go through the torch adapter (test_torch.py)."""
     torch = pytest.importorskip("torch")
     x = torch.from_numpy(random_array((16, 24), np.float32, rng)).cuda()
-    y = cd.strided_slice(x, (slice(None, None, -3), slice(2, None)))
-    assert isinstance(y, cp.ndarray)
-    assert to_host(y).tobytes() == np.ascontiguousarray(x.cpu().numpy()[::-3, 2:]).tobytes()
-    out = torch.empty((6, 22), dtype=torch.float32, device="cuda")
-    cd.strided_slice(x, (slice(None, None, -3), slice(2, None)), out=out)
     torch.cuda.synchronize()
-    assert out.cpu().numpy().tobytes() == to_host(y).tobytes()  # written in place: no copy
+
+    class OnlyInterface:
+        def __init__(self, t):
+            self.__cuda_array_interface__ = t.__cuda_array_interface__
 
     class OnlyDLPack:
         def __init__(self, t):
@@ -174,6 +174,13 @@ def test_cuda_array_interface_and_dlpack_without_copies(cp, rng):
         def __dlpack_device__(self):
             return self.t.__dlpack_device__()
 
+    y = cd.strided_slice(OnlyInterface(x), (slice(None, None, -3), slice(2, None)))
+    assert isinstance(y, cp.ndarray)
+    assert to_host(y).tobytes() == np.ascontiguousarray(x.cpu().numpy()[::-3, 2:]).tobytes()
+    out = torch.empty((6, 22), dtype=torch.float32, device="cuda")
+    cd.strided_slice(OnlyInterface(x), (slice(None, None, -3), slice(2, None)), out=OnlyInterface(out))
+    cp.cuda.get_current_stream().synchronize()
+    assert out.cpu().numpy().tobytes() == to_host(y).tobytes()  # written in place: no copy
     z = cd.split(OnlyDLPack(x), 2, axis=1)
     assert to_host(z[1]).tobytes() == np.ascontiguousarray(x.cpu().numpy()[:, 12:]).tobytes()
 

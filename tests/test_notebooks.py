@@ -1,4 +1,11 @@
-"""Execute every notebook in notebooks/ and fail on any cell error.
+"""Execute every notebook in notebooks/ and compare its outputs with the committed ones.
+
+The notebooks are committed executed. The test runs each again and compares, cell by cell,
+the text of what each code cell printed and displayed (``text/plain``, ``text/html``, SVG);
+not images (PNG bytes depend on the matplotlib build), execution counts or metadata, nor the
+outputs of cells tagged ``volatile`` (the machine's backend, say). After a change that
+alters an output, run ``python tests/test_notebooks.py`` to execute the notebooks again and
+write their new outputs.
 
 The kernel is pinned to the interpreter running pytest: a ``python3`` kernel spec written
 to a temporary ``JUPYTER_PATH`` (which takes precedence over user and system kernel specs)
@@ -8,9 +15,11 @@ A cell prepended in memory checks both before the notebook's own cells run.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,31 +33,36 @@ import cudadml  # noqa: E402
 NOTEBOOKS_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 TIMEOUT_S = 300
+VOLATILE = "volatile"
+COMPARED = ("text/plain", "text/html", "image/svg+xml")
+#: Notebooks that need an optional package; their test skips without it.
+NEEDS = {"02_tasks.ipynb": "matplotlib"}
 
 
 def test_there_are_notebooks():
     assert NOTEBOOKS, f"no notebooks in {NOTEBOOKS_DIR}"
 
 
-def _prepend_path(monkeypatch, name, entry):
+def _prepended(name, entry):
     rest = [p for p in os.environ.get(name, "").split(os.pathsep) if p]
-    monkeypatch.setenv(name, os.pathsep.join([entry, *rest]))
+    return os.pathsep.join([entry, *rest])
 
 
-@pytest.fixture
-def python3_kernel(tmp_path, monkeypatch):
-    """A ``python3`` kernel spec that runs this interpreter, with this process's cudadml importable."""
-    spec_dir = tmp_path / "jupyter" / "kernels" / "python3"
+def _kernel_environment(directory):
+    """The variables under which a ``python3`` kernel runs this interpreter, with this
+    process's cudadml importable; the kernel spec is written below ``directory``."""
+    spec_dir = Path(directory) / "jupyter" / "kernels" / "python3"
     spec_dir.mkdir(parents=True)
     spec = {
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (pytest)",
+        "display_name": "Python 3 (cudadml)",
         "language": "python",
     }
     (spec_dir / "kernel.json").write_text(json.dumps(spec))
-    _prepend_path(monkeypatch, "JUPYTER_PATH", str(tmp_path / "jupyter"))
-    _prepend_path(monkeypatch, "PYTHONPATH", str(Path(cudadml.__file__).resolve().parents[1]))
-    return "python3"
+    return {
+        "JUPYTER_PATH": _prepended("JUPYTER_PATH", str(Path(directory) / "jupyter")),
+        "PYTHONPATH": _prepended("PYTHONPATH", str(Path(cudadml.__file__).resolve().parents[1])),
+    }
 
 
 def _environment_check_cell():
@@ -64,23 +78,65 @@ def _environment_check_cell():
     return nbformat.v4.new_code_cell(source)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_runs(path, python3_kernel):
-    nb = nbformat.read(path, as_version=4)
-    nb.cells.insert(0, _environment_check_cell())
-    client = nbclient.NotebookClient(
+def execute(nb):
+    """Run the notebook ``nb`` in place with the ``python3`` kernel (its environment set up by
+    the caller); raises ``CellExecutionError`` on the first failing cell."""
+    nbclient.NotebookClient(
         nb,
         timeout=TIMEOUT_S,
-        kernel_name=python3_kernel,
-        allow_errors=False,
+        kernel_name="python3",
+        record_timing=False,
         resources={"metadata": {"path": str(NOTEBOOKS_DIR)}},
-    )
-    client.execute()  # raises CellExecutionError on the first failing cell
-    errors = [
-        output
-        for cell in nb.cells
-        if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-        if output.get("output_type") == "error"
-    ]
-    assert not errors, errors
+    ).execute()
+
+
+def compared(nb):
+    """Per code cell not tagged volatile: its outputs as compared, streams of one name joined."""
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type != "code" or VOLATILE in cell.metadata.get("tags", []):
+            continue
+        outputs = []
+        for output in cell.get("outputs", []):
+            if output.output_type == "stream":
+                if outputs and outputs[-1][0] == output.name:
+                    outputs[-1] = (output.name, outputs[-1][1] + output.text)
+                else:
+                    outputs.append((output.name, output.text))
+            elif output.output_type == "error":
+                outputs.append(("error", output.ename, output.evalue))
+            else:
+                outputs.append(("data", {k: v for k, v in output.data.items() if k in COMPARED}))
+        cells.append((cell.source, outputs))
+    return cells
+
+
+@pytest.fixture
+def kernel_environment(tmp_path, monkeypatch):
+    for name, value in _kernel_environment(tmp_path).items():
+        monkeypatch.setenv(name, value)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_runs_and_shows_what_was_committed(path, kernel_environment):
+    needed = NEEDS.get(path.name)
+    if needed and importlib.util.find_spec(needed) is None:
+        pytest.skip(f"{path.name} needs {needed}")
+    committed = nbformat.read(path, as_version=4)
+    assert any(cell.get("outputs") for cell in committed.cells), f"{path.name} is committed without outputs"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(0, _environment_check_cell())
+    execute(nb)
+    nb.cells.pop(0)
+    for (source, got), (_, expected) in zip(compared(nb), compared(committed)):
+        assert got == expected, f"{path.name}: the cell\n{source}\nnow shows {got}, committed {expected}"
+
+
+if __name__ == "__main__":  # execute every notebook and write its outputs
+    with tempfile.TemporaryDirectory() as directory:
+        os.environ.update(_kernel_environment(directory))
+        for path in NOTEBOOKS:
+            nb = nbformat.read(path, as_version=4)
+            execute(nb)
+            nbformat.write(nb, path)
+            print(f"executed {path.name}")

@@ -20,6 +20,7 @@ import contextlib
 import functools
 import os
 import threading
+from collections.abc import Iterator
 
 from .. import _memory
 from . import kernels, reference
@@ -131,9 +132,26 @@ def host_backend():
 
 
 @contextlib.contextmanager
-def use_host_backend(name: str):
-    """Inside the block, host memory runs on backend ``name`` ("reference" or "emulate") in the
-    calling thread only; other threads keep theirs.
+def use_host_backend(name: str) -> Iterator[object]:
+    """Run host (NumPy) memory on another backend inside the block, in this thread only.
+
+    Other threads keep theirs; blocks nest.
+
+    Parameters
+    ----------
+    name : {"reference", "emulate"}
+        The NumPy reference backend, or the CUDA kernels compiled for the host by the system
+        C++ compiler and emulated thread by thread.
+
+    Yields
+    ------
+    object
+        The backend.
+
+    Raises
+    ------
+    ValueError
+        For another name.
 
     Examples
     --------

@@ -1,0 +1,187 @@
+"""PyTorch tensors through the array functions: tensors out on the input's device, zero-copy
+in and out, on the current torch stream, and autograd (gradcheck, double backward) for each.
+
+Skipped without torch; the CUDA cases run where torch and CuPy both see a GPU.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cudadml as cd
+from cudadml.testing import emulated, random_array
+
+torch = pytest.importorskip("torch")
+from torch.autograd import gradcheck, gradgradcheck  # noqa: E402
+
+from cudadml.interop import torch as adapter  # noqa: E402
+
+
+@pytest.fixture(
+    params=["cpu", pytest.param("emulate", marks=pytest.mark.emulate), pytest.param("cuda", marks=pytest.mark.gpu)]
+)
+def device(request):
+    """Where the tensors live: CPU (the reference backend, or the emulated kernels) or CUDA."""
+    if request.param == "cuda":
+        if not torch.cuda.is_available():
+            pytest.skip("torch sees no CUDA device")
+        yield torch.device("cuda")
+    elif request.param == "emulate":
+        request.getfixturevalue("emulation_libraries")
+        with emulated():
+            yield torch.device("cpu")
+    else:
+        yield torch.device("cpu")
+
+
+# name, a call of the function on its input arrays (tensors or NumPy), the input shapes
+CASES = [
+    ("slice", lambda x: cd.slice(x, [1, 0, 2], [2, 3, 2], [1, 0, 3]), [(3, 4, 8)]),
+    ("slice1", lambda x: cd.slice1(x, [0, 1, 1], [3, 3, 6], [2, -1, -3]), [(3, 4, 8)]),
+    ("slice_grad", lambda dy: cd.slice_grad(dy, (3, 4, 8), [0, 1, 1], [3, 3, 6], [2, -1, -3]), [(2, 3, 2)]),
+    ("split", lambda x: cd.split(x, [1, 0, 2], axis=1), [(2, 3, 4)]),
+    ("join", lambda *xs: cd.join(list(xs), axis=-1), [(2, 3), (2, 1), (2, 4)]),
+    ("strided_slice", lambda x: cd.strided_slice(x, np.s_[::-2, None, 1, 5:0:-2]), [(3, 4, 8)]),
+    ("strided_slice_grad", lambda dy: cd.strided_slice_grad(dy, (3, 4, 8), np.s_[::-2, 1, 5:0:-2]), [(2, 3)]),
+]
+IDS = [c[0] for c in CASES]
+
+
+def _inputs(shapes, dtype, device, rng, requires_grad=False):
+    """Tensors of random bits, or with ``requires_grad`` of finite float64 values."""
+    made = [rng.random(s) if requires_grad else random_array(s, dtype, rng) for s in shapes]
+    return [torch.from_numpy(a).to(device).requires_grad_(requires_grad) for a in made]
+
+
+@pytest.mark.parametrize(("name", "fn", "shapes"), CASES, ids=IDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.int16])
+def test_tensors_in_give_tensors_out_equal_to_numpy(device, rng, name, fn, shapes, dtype):
+    tensors = _inputs(shapes, dtype, device, rng)
+    got = fn(*tensors)
+    expected = fn(*[t.cpu().numpy() for t in tensors])
+    got, expected = (got, expected) if name == "split" else ([got], [expected])
+    assert all(isinstance(g, torch.Tensor) and g.device == tensors[0].device and g.grad_fn is None for g in got)
+    for g, e in zip(got, expected):
+        assert g.dtype == tensors[0].dtype and g.cpu().numpy().tobytes() == np.ascontiguousarray(e).tobytes()
+
+
+@pytest.mark.parametrize(("name", "fn", "shapes"), CASES, ids=IDS)
+def test_gradcheck_and_double_backward(device, rng, name, fn, shapes):
+    tensors = _inputs(shapes, np.float64, device, rng, requires_grad=True)
+    results = fn(*tensors)
+    camel = "".join(w.capitalize() for w in name.split("_"))
+    for r in results if isinstance(results, list) else [results]:
+        assert type(r.grad_fn).__name__ == f"{camel}Backward"
+    assert gradcheck(fn, tensors)
+    assert gradgradcheck(fn, tensors)
+
+
+def test_backward_runs_the_inverse_operator(device):
+    x = torch.arange(20, dtype=torch.float64, device=device).reshape(4, 5).requires_grad_()
+    y = cd.strided_slice(x, np.s_[::-2, 1::3])
+    (dx,) = torch.autograd.grad(y, x, torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, device=device))
+    expected = np.zeros((4, 5))
+    expected[::-2, 1::3] = [[1, 2], [3, 4]]
+    assert np.array_equal(dx.cpu().numpy(), expected)
+    parts = cd.split(x, [1, 3])
+    parts[1].sum().backward()  # part 0 unused: its gradient is zeros
+    assert np.array_equal(x.grad.cpu().numpy(), np.r_[np.zeros((1, 5)), np.ones((3, 5))])
+
+
+def test_a_repeated_element_receives_the_sum_of_its_gradients():
+    x = torch.arange(6, dtype=torch.float64).reshape(2, 3).requires_grad_()
+    y = cd.slice(x, [1, 1], [4, 2], [0, 1])  # row 1 read four times
+    y.backward(torch.ones(4, 2, dtype=torch.float64))
+    assert x.grad.tolist() == [[0, 0, 0], [0, 4, 4]]
+
+
+def test_out_tensors_are_written_in_place(device, rng):
+    x = _inputs([(6, 5)], np.float32, device, rng)[0]
+    out = torch.full((3, 4), 7.0, device=device)
+    assert cd.strided_slice(x, np.s_[::2, 1:], out=out) is out
+    assert np.array_equal(out.cpu().numpy(), x.cpu().numpy()[::2, 1:])
+    outs = [torch.empty(6, 2, device=device), torch.empty(6, 3, device=device)]
+    assert cd.split(x, [2, 3], axis=1, out=outs) is outs
+    assert np.array_equal(outs[1].cpu().numpy(), x.cpu().numpy()[:, 2:])
+
+
+def test_views_and_results_share_memory_without_copies(device, rng):
+    x = _inputs([(4, 6)], np.float32, device, rng)[0].t()  # a transposed view: not contiguous
+    view = adapter._view(x, raw=False)
+    address = view.data.ptr if device.type == "cuda" else view.__array_interface__["data"][0]
+    assert address == x.data_ptr() and view.strides == tuple(s * 4 for s in x.stride())
+    parts = cd.split(x, [1, 2, 3])  # views of one allocation, wrapped back as they are
+    assert [p.data_ptr() - parts[0].data_ptr() for p in parts] == [0, 16, 32 + 16]
+
+
+def test_no_grad_and_detached_inputs_build_no_graph(rng):
+    x = _inputs([(4, 4)], np.float64, "cpu", rng, requires_grad=True)[0]
+    with torch.no_grad():
+        assert cd.slice1(x, [0, 0], [4, 4], [2, 2]).grad_fn is None
+    assert cd.slice1(x.detach(), [0, 0], [4, 4], [2, 2]).grad_fn is None
+
+
+def test_bfloat16_moves_as_raw_bits_when_asked():
+    x = torch.randn(4, 6).to(torch.bfloat16).requires_grad_()
+    with pytest.raises(TypeError, match=r"torch.bfloat16 has no DirectML tensor data type; pass directml_types=False"):
+        cd.strided_slice(x, np.s_[::-1])
+    y = cd.strided_slice(x, np.s_[::-1, 1::2], directml_types=False)
+    assert y.dtype == torch.bfloat16 and torch.equal(y, x.detach().flip(0)[:, 1::2])
+    y.sum().backward()
+    assert x.grad.dtype == torch.bfloat16 and x.grad[:, 1::2].eq(1).all() and x.grad[:, ::2].eq(0).all()
+    with pytest.raises(TypeError, match=r"dtypes \['torch.bfloat16', 'torch.int16'\] differ"):
+        cd.strided_slice(x.detach(), np.s_[:], out=torch.empty(4, 6, dtype=torch.int16), directml_types=False)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda t: cd.strided_slice(t, np.s_[:], out=torch.empty(4, 4, dtype=torch.float64)), "out= cannot take part"),
+        (lambda t: cd.join([t, np.zeros((4, 4))]), r"join: xs\[1\] is a ndarray; a call with torch tensors takes only"),
+        (lambda t: cd.strided_slice(t.detach(), np.s_[:], out=np.zeros((4, 4))), "out is a ndarray"),
+        (lambda t: cd.slice1(t, [0, 0], [4, 4], [0, 1]), "InputWindowStrides.0. = 0 must be non-zero"),
+    ],
+)
+def test_wrong_calls_are_refused_before_anything_runs(call, match):
+    x = torch.zeros(4, 4, dtype=torch.float64, requires_grad=True)
+    with pytest.raises((TypeError, cd.DescriptorError), match=match):
+        call(x)
+
+
+@pytest.mark.gpu
+def test_cuda_calls_run_on_the_current_torch_stream(rng):
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    x = torch.zeros(256, 256, device="cuda")
+    new = torch.from_numpy(random_array((256, 256), np.float32, rng)).cuda()
+    stream = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(stream):
+        torch.cuda._sleep(50_000_000)  # keeps the stream busy: a call on another stream would run first
+        x.copy_(new)
+        y = cd.strided_slice(x, np.s_[::-1, 3:])
+        parts = cd.split(x, 2, axis=1)
+    stream.synchronize()
+    assert torch.equal(y, new.flip(0)[:, 3:]) and torch.equal(parts[1], new[:, 128:])
+
+
+def test_torch_is_imported_only_by_a_caller_who_has():
+    code = (
+        "import sys, numpy as np, cudadml as cd\n"
+        "x = np.arange(24.0).reshape(4, 6)\n"
+        "cd.join(cd.split(x, 2, axis=1), axis=1); cd.strided_slice(x, np.s_[::2])\n"
+        "cd.slice_grad(x[:2], (4, 6), [0, 0], [4, 6], [2, 1]); cd.strided_slice_grad(x[::2], (4, 6), np.s_[::2])\n"
+        "cd.slice(x, [0, 0], [2, 2]); cd.slice1(x, [0, 0], [2, 2])\n"
+        "assert 'torch' not in sys.modules and 'cudadml.interop.torch' not in sys.modules, 'torch imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_readme_example_runs():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme[readme.index("## PyTorch") :]
+    code = section.split("```python\n", 1)[1].split("```\n", 1)[0]
+    exec(compile(code, "README.md (PyTorch)", "exec"), {})
