@@ -56,6 +56,12 @@ def _inputs(shapes, dtype, device, rng, requires_grad=False):
     return [torch.from_numpy(a).to(device).requires_grad_(requires_grad) for a in made]
 
 
+def same_bits(a, b):
+    """Equal shapes and bytes: random bits hold NaNs, which ``torch.equal`` calls unequal."""
+    a, b = a.detach().cpu().numpy(), b.detach().cpu().numpy()
+    return a.shape == b.shape and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+
 @pytest.mark.parametrize(("name", "fn", "shapes"), CASES, ids=IDS)
 @pytest.mark.parametrize("dtype", [np.float32, np.int16])
 def test_tensors_in_give_tensors_out_equal_to_numpy(device, rng, name, fn, shapes, dtype):
@@ -102,10 +108,10 @@ def test_out_tensors_are_written_in_place(device, rng):
     x = _inputs([(6, 5)], np.float32, device, rng)[0]
     out = torch.full((3, 4), 7.0, device=device)
     assert cd.strided_slice(x, np.s_[::2, 1:], out=out) is out
-    assert np.array_equal(out.cpu().numpy(), x.cpu().numpy()[::2, 1:])
+    assert same_bits(out, x[::2, 1:])
     outs = [torch.empty(6, 2, device=device), torch.empty(6, 3, device=device)]
     assert cd.split(x, [2, 3], axis=1, out=outs) is outs
-    assert np.array_equal(outs[1].cpu().numpy(), x.cpu().numpy()[:, 2:])
+    assert same_bits(outs[1], x[:, 2:])
 
 
 def test_views_and_results_share_memory_without_copies(device, rng):
@@ -165,7 +171,7 @@ def test_cuda_calls_run_on_the_current_torch_stream(rng):
         y = cd.strided_slice(x, np.s_[::-1, 3:])
         parts = cd.split(x, 2, axis=1)
     stream.synchronize()
-    assert torch.equal(y, new.flip(0)[:, 3:]) and torch.equal(parts[1], new[:, 128:])
+    assert same_bits(y, new.flip(0)[:, 3:]) and same_bits(parts[1], new[:, 128:])
 
 
 def test_torch_is_imported_only_by_a_caller_who_has():
