@@ -1,4 +1,4 @@
-"""The array layer: drop-in functions on NumPy, CuPy and PyTorch arrays.
+"""The array layer: drop-in functions on NumPy, CuPy, PyTorch and Dask arrays.
 
 Each function only normalises its arguments into a key of exact values (integers through
 ``operator.index``, so NumPy integers count by value; floats, NaN, None and bools where an
@@ -12,13 +12,18 @@ the same ``BindingError``.
 NumPy arrays run on the host backend, CuPy arrays (or CUDA arrays exposing
 ``__cuda_array_interface__`` or ``__dlpack__``, taken without a copy) through the kernels.
 A call given a ``torch.Tensor`` goes through the PyTorch adapter (``interop.torch``), which
-runs this same function on views of the tensors and adds autograd. Empty results are
+runs this same function on views of the tensors and adds autograd; a call given a
+``dask.array.Array`` goes through the Dask adapter (``interop.dask``), which validates the
+whole call here (``_validating``) and returns a lazy array whose chunks this same function
+computes. Empty results are
 returned as NumPy returns them, without a descriptor (DirectML tensors cannot be empty). The
 cache is bounded in bytes (``CACHE_BYTES``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import inspect
 import operator
@@ -42,7 +47,7 @@ from .operators import (
     SliceOperatorDesc,
     SplitOperatorDesc,
 )
-from .tensor import MAX_DIMENSIONS, BufferTensorDesc, packed_strides
+from .tensor import MAX_DIMENSIONS, SPAN_RULE, BufferTensorDesc, packed_strides
 
 __all__ = [
     "CACHE_BYTES",
@@ -65,6 +70,25 @@ _BINDING_BYTES = 1536
 _PART_ALIGNMENT = 16
 _NEWEST = FeatureLevel.newest()
 _DTYPE, _SHAPE, _STRIDES = operator.attrgetter("dtype"), operator.attrgetter("shape"), operator.attrgetter("strides")
+
+
+#: True while ``_validating``: calls validate and return their entry, and nothing else.
+_VALIDATING = contextvars.ContextVar("cudadml_validating", default=False)
+
+
+@contextlib.contextmanager
+def _validating():
+    """Inside the block (in the calling thread), an array function normalises and validates
+    its call exactly as always (the same descriptor, rules and messages) but compiles,
+    allocates, runs and caches nothing, and returns the call's ``_Entry`` (its result
+    shapes). The buffer-span rule is lifted: the Dask adapter validates whole calls this way,
+    on stand-in arrays of the whole shapes, and each of its chunks is a buffer of its own."""
+    validating, span = _VALIDATING.set(True), SPAN_RULE.set(False)
+    try:
+        yield
+    finally:
+        SPAN_RULE.reset(span)
+        _VALIDATING.reset(validating)
 
 
 class _Entry:
@@ -102,6 +126,8 @@ class _Cache:
                 pass
             return entry
         entry = build(*key)
+        if _VALIDATING.get():
+            return entry
         with self._lock:
             if key not in self._entries:
                 self._entries[key] = entry
@@ -129,41 +155,63 @@ _SHARED = {
     The DirectML feature level to validate against (default: the newest).
 stream : cupy.cuda.Stream or torch.cuda.Stream, optional
     For device arrays, the stream to run on: by default the current CuPy stream, or for
-    CUDA tensors the current torch stream of their device.
+    CUDA tensors the current torch stream of their device. Not for Dask arrays, whose
+    chunks run on their worker's current stream.
 directml_types : bool, default True
     ``False`` moves the elements of any 1, 2, 4 or 8-byte dtype as raw bits (bool,
-    complex64, a bfloat16 tensor); ``True`` takes only dtypes with a DirectML type.""",
+    complex64, a bfloat16 tensor); ``True`` takes only dtypes with a DirectML type.
+chunks : str, int, tuple or dict, optional
+    For Dask arrays only: the chunks of the result, in any form ``dask.array`` takes
+    (``"auto"``, a block shape, sizes per axis); for `split`, one such value for every
+    part or a list of one per part. By default the result's chunks follow the input's.""",
     "{shared raises}": """DescriptorError
     If the call breaks a DirectML rule; its message lists every broken rule. Nothing runs.
 BindingError
     If ``out`` has another shape or overlaps an input. Nothing runs.
 TypeError
     For an argument of a wrong type: a float, None or bool where an integer belongs, a dtype
-    without a DirectML type, arrays of different memory kinds, or ``out=`` with an input
-    that requires grad.""",
+    without a DirectML type, arrays of different memory kinds, ``out=`` with an input
+    that requires grad; for Dask arrays, ``out=`` or ``stream=`` (a Dask array is
+    immutable: its result is a new lazy array), or chunks that are neither NumPy nor CuPy
+    arrays, or of both kinds.
+ValueError
+    For Dask arrays of unknown chunk sizes (``compute_chunk_sizes()`` finds them).""",
 }
 
 
 def _public(fn):
-    """An array function as users call it: its docstring's shared sections filled in, and a
-    call holding a ``torch.Tensor`` (as its array or first array, or as ``out``) handed to the
-    PyTorch adapter (``interop.torch``): tensors in, tensors out, with autograd."""
+    """An array function as users call it: its docstring's shared sections filled in, a
+    ``chunks=`` keyword added, and a call holding a Dask array (as its array or any of its
+    arrays, or as ``out``) handed to the Dask adapter (``interop.dask``: lazy Dask arrays out)
+    or one holding a ``torch.Tensor`` to the PyTorch adapter (``interop.torch``: tensors out,
+    with autograd). Neither library is imported here: a Dask array or tensor means its caller
+    imported it."""
     for placeholder, text in _SHARED.items():
         fn.__doc__ = fn.__doc__.replace(placeholder, text.replace("\n", "\n    "))
-    first = next(iter(inspect.signature(fn).parameters))
+    signature = inspect.signature(fn)
+    first = next(iter(signature.parameters))
     many_in, many_out = first == "xs", fn.__name__ == "split"
 
     @functools.wraps(fn)
-    def call(*args, **kwargs):
-        torch = sys.modules.get("torch")  # never imported here: a tensor means its caller did
+    def call(*args, chunks=None, **kwargs):
+        given, out = args[0] if args else kwargs.get(first), kwargs.get("out")
+        dask = sys.modules.get("dask.array")
+        if dask is not None and (_any_is(dask.Array, given, many_in) or _any_is(dask.Array, out, many_out)):
+            from .interop import dask as adapter
+
+            return adapter.call(fn, args, kwargs, chunks)
+        if chunks is not None:
+            raise TypeError(f"{fn.__name__}: chunks= is for Dask arrays; this call has none")
+        torch = sys.modules.get("torch")
         if torch is not None:
-            given, out = args[0] if args else kwargs.get(first), kwargs.get("out")
             if _first_is(torch.Tensor, given, many_in) or _first_is(torch.Tensor, out, many_out):
                 from .interop import torch as adapter
 
                 return adapter.call(fn, args, kwargs)
         return fn(*args, **kwargs)
 
+    chunks = inspect.Parameter("chunks", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Any")
+    call.__signature__ = signature.replace(parameters=[*signature.parameters.values(), chunks])
     return call
 
 
@@ -171,6 +219,13 @@ def _first_is(kind, a, many):
     """Whether ``a`` (or, with ``many``, the first item of a list or tuple ``a``) is a ``kind``."""
     if many and isinstance(a, (list, tuple)):
         a = a[0] if a else None
+    return isinstance(a, kind)
+
+
+def _any_is(kind, a, many):
+    """Whether ``a`` (or, with ``many``, any item of a list or tuple ``a``) is a ``kind``."""
+    if many and isinstance(a, (list, tuple)):
+        return any(isinstance(item, kind) for item in a)
     return isinstance(a, kind)
 
 
@@ -325,6 +380,8 @@ def _on_words(name, kind, xs, out, call, ndim=None):
                 raise TypeError(f"{name}: out has dtype {o.dtype}; the result has dtype {dtype}")
         words_out = [_words(kind, o) for o in out] if isinstance(out, list) else _words(kind, out)
     result = call([_words(kind, x) for x in xs], words_out)
+    if _VALIDATING.get():  # the entry of the words' call: its shapes less the words' axis
+        return _Entry(None, tuple(s[:-1] for s in result.shapes))
     if out is not None:
         return out
     if isinstance(result, list):
@@ -382,6 +439,8 @@ def _check_empty_out(name, results, dtype):
 
 
 def _compiled(desc, device, in_views, out_views, placed_at=None):
+    if _VALIDATING.get():
+        return None
     return CompiledOperator(desc, device, views=(in_views, out_views), placed_at=placed_at, load=False)
 
 
@@ -489,6 +548,8 @@ def _build_join(name, kind, device, dtype, flag, level, axis, layouts, out_layou
 
 def _finish(kind, entry, x, out, dtype, stream):
     """Run a one-result call: allocate the result unless ``out`` is given, then execute."""
+    if _VALIDATING.get():
+        return entry
     new = out is None
     if new:
         out = _empty(kind, entry.shapes[0], dtype)
@@ -520,8 +581,8 @@ def slice(
     Parameters
     ----------
     x : array_like
-        A NumPy or CuPy array, a PyTorch tensor, or a CUDA array exposing
-        ``__cuda_array_interface__`` or ``__dlpack__``; any strides.
+        A NumPy or CuPy array, a PyTorch tensor, a Dask array of NumPy or CuPy chunks, or a
+        CUDA array exposing ``__cuda_array_interface__`` or ``__dlpack__``; any strides.
     offsets : sequence of int
         Per dimension, the first element to take.
     sizes : sequence of int
@@ -536,7 +597,8 @@ def slice(
     Returns
     -------
     array
-        ``out``, or a new array of ``x``'s kind (a tensor on ``x``'s device for a tensor).
+        ``out``, or a new array of ``x``'s kind (a tensor on ``x``'s device for a tensor, a
+        lazy Dask array of chunks of ``x``'s chunk type for a Dask array).
 
     Raises
     ------
@@ -864,6 +926,8 @@ def split(
         None if out is None else tuple(_out_layout(o) for o in out),
     )
     entry = _CACHE.get(key, _build_split)
+    if _VALIDATING.get():
+        return entry
     if out is not None:
         _run(entry, [x], [out[k] for k in entry.bound], stream, False)
         return out
@@ -956,6 +1020,8 @@ def join(
         _out_layout(out),
     )
     entry = _CACHE.get(key, _build_join)
+    if _VALIDATING.get():
+        return entry
     new = out is None
     if new:
         out = _empty(kind, entry.shapes[0], dtype)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +20,10 @@ UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
 #: A buffer tensor spans at most this many elements.
 MAX_ELEMENTS = 2**32 - 1
+#: Whether a buffer tensor's span is held to ``MAX_ELEMENTS``. The Dask adapter validates a
+#: whole call whose arrays are not one buffer but chunks (each chunk a buffer of its own,
+#: checked by its own call), and lifts the rule meanwhile (``arrays._validating``).
+SPAN_RULE = contextvars.ContextVar("cudadml_span_rule", default=True)
 #: Every buffer binding's device address is a multiple of this.
 MIN_BINDING_ALIGNMENT = 16
 
@@ -227,7 +232,7 @@ class BufferTensorDesc:
             v.add(f"GuaranteedBaseOffsetAlignment = {alignment} must be 0 or a power of two{at_least}")
         if total is not None and not 0 <= total <= UINT64_MAX:
             v.add(f"TotalTensorSizeInBytes = {total} must be an unsigned 64-bit value")
-        if span is not None and span > MAX_ELEMENTS:
+        if span is not None and span > MAX_ELEMENTS and SPAN_RULE.get():
             v.add(f"the tensor spans {span} elements, more than the 2^32 - 1 a buffer tensor may span")
         if span is not None and data_type is not None:  # the size rule needs a valid layout and type
             minimum = _implied_size(span, data_type)
