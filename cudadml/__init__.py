@@ -5,8 +5,8 @@ Two layers share one set of rules:
 * descriptors (``SliceOperatorDesc`` ... ``JoinOperatorDesc`` over ``BufferTensorDesc``),
   validated exactly as DirectML does, compiled and executed with buffer bindings;
 * array functions (``slice``, ``slice1``, ``slice_grad``, ``split``, ``join``,
-  ``strided_slice``, ``strided_slice_grad``) on NumPy and CuPy arrays and PyTorch tensors
-  (with autograd).
+  ``strided_slice``, ``strided_slice_grad``) on NumPy and CuPy arrays, PyTorch tensors
+  (with autograd) and Dask arrays (lazy graphs of chunks).
 
 ``explain`` draws what an operator or an array-function call does. ``precompile`` compiles the
 kernels a workload will need ahead of its first call; compiles are logged at INFO level on
