@@ -407,3 +407,29 @@ def test_two_gpus_with_local_cuda_cluster(rng):
     expected = [x[key], expected_g, *np.split(x, 8, 0), np.concatenate(np.split(x, 8, 0), 1)]
     for got, want in zip(results, expected):
         assert same(cupy.asnumpy(got), want)
+
+
+def _random_chunks(n, rng):
+    cuts = np.sort(rng.integers(0, n + 1, size=rng.integers(0, 4)))
+    return tuple(np.diff(np.concatenate([[0], cuts, [n]])).tolist())
+
+
+def _random_slice(n, rng):
+    step = int(rng.choice([1, 2, 3, -1, -2, -5]))
+    start, stop = (int(v) for v in rng.integers(-n - 1, n + 2, size=2))
+    return slice(*rng.choice([(start, stop, step), (None, None, step), (start, None, step)]))
+
+
+def test_random_keys_and_chunkings_match_numpy(rng):
+    for _ in range(60):
+        shape = tuple(int(n) for n in rng.integers(1, 9, size=rng.integers(1, 4)))
+        x = random_array(shape, np.uint16, rng)
+        dx = da.from_array(x, chunks=tuple(_random_chunks(n, rng) for n in shape))
+        key = tuple(_random_slice(n, rng) if rng.random() < 0.8 else int(rng.integers(0, n)) for n in shape)
+        y = cd.strided_slice(dx, key)
+        g = cd.strided_slice_grad(y, shape, key)
+        expected = np.zeros_like(x)
+        expected[key] = x[key]
+        parts = cd.split(dx, [2, shape[0] - 2] if shape[0] > 2 else 1, 0)
+        got = dask.compute(y, g, cd.join(parts, 0), scheduler="sync")
+        assert same(got[0], x[key]) and same(got[1], expected) and same(got[2], x), (shape, dx.chunks, key)
