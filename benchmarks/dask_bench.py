@@ -67,8 +67,12 @@ def _rows(block_info=None):
 
 
 def _nbytes(block):
+    """The chunk's byte count, once the GPU has made it (kernels run asynchronously: without
+    the wait the graph would finish before the GPU work it timed)."""
+    import cupy
     import numpy as np
 
+    cupy.cuda.get_current_stream().synchronize()
     return np.array([block.nbytes], dtype=np.int64).reshape((1,) * block.ndim)
 
 
