@@ -2,6 +2,7 @@
 streams, CUDA graph capture, zero-copy interchange and device checks. Skipped without a GPU."""
 
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -118,6 +119,27 @@ def test_streams(cp, rng):
         to_host(p).tobytes() == np.ascontiguousarray(e).tobytes()
         for p, e in zip(parts, np.split(to_host(x), 3, axis=1))
     )
+
+
+def test_a_thread_that_made_no_cuda_call_can_launch(cp, rng):
+    """A worker thread (Dask's, a thread pool's) may call with arrays made elsewhere before
+    anything in it made the CUDA context current: the launch must make it current itself."""
+    x = cp.asarray(random_array((64, 48), np.float32, rng))
+    out = cp.empty((21, 45), np.float32)
+    failures = []
+
+    def work():
+        try:
+            cd.strided_slice(x, np.s_[3::3, 1:46], out=out)
+            cp.cuda.get_current_stream().synchronize()
+        except Exception as e:  # reported to the main thread
+            failures.append(e)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert failures == []
+    assert to_host(out).tobytes() == np.ascontiguousarray(to_host(x)[3::3, 1:46]).tobytes()
 
 
 def test_execute_captures_in_a_cuda_graph_and_replays_with_new_data(cp, rng):

@@ -455,10 +455,24 @@ def prepare(plan) -> tuple[Launch, ...]:
     raise TypeError(f"unknown plan {type(plan).__name__}")
 
 
+_thread = threading.local()
+
+
+def _make_context_current():
+    """Make the current device's primary context current in this thread, where nothing has yet:
+    the driver's launch needs one, and a thread that has made no CUDA runtime call (a worker
+    of Dask's or of a thread pool, given arrays made elsewhere) has none."""
+    if _driver.ctxGetCurrent() == 0:
+        _runtime.setDevice(_runtime.getDevice())
+    _thread.has_context = True
+
+
 def run(launches, inputs, outputs, stream=None) -> None:
     """Launch on ``stream`` (the current CuPy stream when None); addresses are ints."""
     if _runtime is None:
         _loader()
+    if not getattr(_thread, "has_context", False):
+        _make_context_current()
     stream_ptr = stream.ptr if stream is not None else _current_stream().ptr
     for launch in launches:
         launch(inputs, outputs, stream_ptr)
