@@ -7,6 +7,7 @@ nothing), validation at call time with the messages of a NumPy call, and refusal
 import math
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -249,6 +250,15 @@ def test_aligned_split_and_join_alias_whole_chunks():
     unaligned = cd.split(x, [4, 12], 0)
     assert unaligned[0].chunks[0] == (3, 1) and unaligned[1].chunks[0] == (4, 1, 7)
     assert unaligned[0].dask.layers[unaligned[0].name][(unaligned[0].name, 0, 0)] == (x.name, 0, 0)
+
+
+def test_a_join_of_10_000_parts_finds_each_chunks_parts_by_bisection():
+    x = da.from_array(np.arange(10_000.0), chunks=7)
+    parts = cd.split(x, 10_000, 0)
+    started = time.perf_counter()
+    joined = cd.join(parts, 0)
+    assert time.perf_counter() - started < 3  # 18 s when each chunk scanned every part
+    assert joined.chunks == ((1,) * 10_000,)
 
 
 # ---- validation at call time, with NumPy's messages ------------------------------------------------

@@ -487,7 +487,9 @@ def _build_join(name, inputs, module, arguments, shapes, chunks, options):
     def plan(ranges):
         a, b = ranges[axis]
         reads = []
-        for q in range(len(inputs)):
+        for q in range(bisect.bisect_right(offsets, a) - 1, len(inputs)):  # the first input at a
+            if offsets[q] >= b:
+                break
             lo, hi = max(a, offsets[q]), min(b, offsets[q + 1])
             if lo < hi:
                 starts = [-offsets[q] if d == axis else 0 for d in range(len(shape))]
