@@ -113,3 +113,12 @@ def test_packed_outputs_take_the_flat_kernel(output_strides, family):
     )
     (launch,) = kernels.prepare(desc.compile().plan)
     assert launch.name.startswith(family + "<2,")
+
+
+def test_indices_stay_32_bit_only_while_a_whole_grid_of_them_fits():
+    """A launch forms work indices up to a whole block past the count; they must not wrap."""
+    last = 2**31 - kernels.BLOCK * kernels.ITEMS  # the largest count whose grid fits in 31 bits
+    one_element = [(1, 1)]
+    assert kernels._index_type(1, last - 1, one_element) is np.int32
+    assert kernels._index_type(1, last, one_element) is np.int64
+    assert kernels._index_type(1, 2**31 - 1, one_element) is np.int64

@@ -207,35 +207,39 @@ def test_split_of_many_outputs_is_one_batch(xp, rng):
 
 
 def _batches(desc):
-    """``(interleaved, grid, blocks with work)`` of each launch of ``desc``'s kernels."""
+    """``(interleaved, grid, blocks of each job)`` of each launch of ``desc``'s kernels."""
     from cudadml.backends import kernels
 
     return [
-        (int(p["interleaved"]), launch.grid, int(p["block_start"][p["num_jobs"]["d"]]))
+        (int(p["interleaved"]), launch.grid, tuple(np.diff(p["block_start"][: int(p["num_jobs"]["d"]) + 1]).tolist()))
         for launch in kernels.prepare(desc.compile().plan)
         for p in [launch.params]
     ]
 
 
 @pytest.mark.parametrize(
-    ("parts", "axis", "batches"),
+    ("parts", "axis", "interleaved"),
     [
-        ([36, 28], 1, [(1, 28, 25)]),  # 14 and 11 blocks: 3 blocks of the grid do nothing
-        ([16] * 4, 1, [(1, 28, 28)]),
-        ([256, 256], 0, [(0, 26, 26)]),
+        ([36, 28], 1, True),  # jobs of unequal widths: the blocks past a job's end do nothing
+        ([16] * 4, 1, True),
+        ([256, 256], 0, False),
     ],
 )
-def test_parts_that_share_rows_walk_them_together(xp, rng, parts, axis, batches):
-    """SPLIT and JOIN along an inner axis interleave their jobs' blocks (parts of unequal
-    widths included: the blocks past a job's end do nothing); along axis 0 each part's rows
-    are its own and the jobs run one after another. Exact either way."""
+def test_parts_that_share_rows_walk_them_together(xp, rng, parts, axis, interleaved):
+    """SPLIT and JOIN along an inner axis interleave their jobs' blocks (a grid of jobs x the
+    most blocks of a job); along axis 0 each part's rows are its own and the jobs run one after
+    another (a grid of the blocks with work). Exact either way."""
     shape = [512, 64, 3]
     x = random_array(tuple(shape), np.float32, rng)
     t = cd.TensorDataType.FLOAT32
     part_shapes = [tuple(p if d == axis else n for d, n in enumerate(shape)) for p in parts]
     split = cd.SplitOperatorDesc(cd.BufferTensorDesc(t, shape), [cd.BufferTensorDesc(t, s) for s in part_shapes], axis)
     join = cd.JoinOperatorDesc([cd.BufferTensorDesc(t, s) for s in part_shapes], cd.BufferTensorDesc(t, shape), axis)
-    assert _batches(split) == _batches(join) == batches
+    for desc in (split, join):
+        ((together, grid, blocks),) = _batches(desc)
+        assert together == interleaved and len(blocks) == len(parts)
+        assert grid == (len(blocks) * max(blocks) if interleaved else sum(blocks))
+        assert (sum(blocks) < grid) == (len(set(blocks)) > 1 and interleaved)
     expected = np.split(x, np.cumsum(parts)[:-1], axis=axis)
     assert_outputs(run(split, [x], xp), expected)
     assert_outputs(run(join, expected, xp), [x])
