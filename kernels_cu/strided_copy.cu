@@ -134,19 +134,29 @@ __device__ __forceinline__ uint4 bytes_from(uint4 x, uint4 y, int q, unsigned r)
                       __funnelshift_r(a3, a4, r));
 }
 
+// The 16 bytes from p on, through the aligned 16-byte word(s) that hold them (two loads and a
+// shift where p is not aligned), when those words lie inside [lo, hi); else false.
+__device__ __forceinline__ bool load_aligned(const unsigned char* p, const unsigned char* lo, const unsigned char* hi,
+                                             uint4& v) {
+    const int mis = (int)(reinterpret_cast<u64>(p) & 15);
+    const unsigned char* w = p - mis;
+    if (w < lo || w + (mis ? 32 : 16) > hi) return false;
+    const uint4 x = __ldg(reinterpret_cast<const uint4*>(w));
+    if (mis == 0) {
+        v = x;
+    } else {
+        const uint4 y = __ldg(reinterpret_cast<const uint4*>(w + 16));
+        v = bytes_from(x, y, mis >> 2, (unsigned)(mis & 3) * 8u);
+    }
+    return true;
+}
+
 // 16 bytes at p, which lie inside the row [lo, hi). Reads only bytes of the row.
 __device__ __forceinline__ uint4 load16(const unsigned char* p, const unsigned char* lo, const unsigned char* hi) {
-    const int mis = (int)(reinterpret_cast<u64>(p) & 15);
-    if (mis == 0) return __ldg(reinterpret_cast<const uint4*>(p));
-    const unsigned char* w = p - mis;
-    if (w >= lo && w + 32 <= hi) {
-        // Both aligned words around p belong to the row: two 16-byte loads, then a shift.
-        const uint4 x = __ldg(reinterpret_cast<const uint4*>(w));
-        const uint4 y = __ldg(reinterpret_cast<const uint4*>(w + 16));
-        return bytes_from(x, y, mis >> 2, (unsigned)(mis & 3) * 8u);
-    }
-    // Near the row's ends: the widest loads p's alignment allows.
     uint4 v;
+    if (load_aligned(p, lo, hi, v)) return v;
+    // Near the row's ends: the widest loads p's alignment allows.
+    const int mis = (int)(reinterpret_cast<u64>(p) & 15);
     unsigned* out = reinterpret_cast<unsigned*>(&v);
     if ((mis & 3) == 0) {
         const unsigned* q = reinterpret_cast<const unsigned*>(p);
@@ -231,15 +241,9 @@ template <int E>
 __device__ __forceinline__ uint4 load_run(const unsigned char* p, const unsigned char* lo, const unsigned char* hi,
                                           int from, int to) {
     typedef typename Word<E>::type W;
-    const int mis = (int)(reinterpret_cast<u64>(p) & 15);
-    const unsigned char* w = p - mis;
-    if (w >= lo && w + (mis ? 32 : 16) <= hi) {
-        const uint4 x = __ldg(reinterpret_cast<const uint4*>(w));
-        if (mis == 0) return x;
-        const uint4 y = __ldg(reinterpret_cast<const uint4*>(w + 16));
-        return bytes_from(x, y, mis >> 2, (unsigned)(mis & 3) * 8u);
-    }
-    uint4 v = make_uint4(0, 0, 0, 0);
+    uint4 v;
+    if (load_aligned(p, lo, hi, v)) return v;
+    v = make_uint4(0, 0, 0, 0);
     W* lanes = reinterpret_cast<W*>(&v);
     for (int q = from; q < to; q += E) lanes[q / E] = __ldg(reinterpret_cast<const W*>(p + q));
     return v;
