@@ -78,6 +78,8 @@ def test_launch_writes_each_address_field_as_the_struct_says(parts, monkeypatch)
     launched = []
 
     class FakeDriver:
+        ctxGetCurrent = staticmethod(lambda: 1)  # a context is current
+
         @staticmethod
         def launchKernel(function, gx, gy, gz, bx, by, bz, shared, stream, argv, extra):
             import ctypes

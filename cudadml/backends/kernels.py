@@ -292,7 +292,13 @@ class Launch:
         return np.frombuffer(self.struct_bytes(inputs, outputs), self.params.dtype)[0]
 
     def _arguments(self):
-        """This thread's parameter words and the address of the pointer array that holds them."""
+        """This thread's parameter words and the address of the pointer array that holds them,
+        made on the thread's first launch of this kernel; which also makes sure the thread has
+        a current context: the driver's launch needs one, and a thread that has made no CUDA
+        runtime call (a worker of Dask's or of a thread pool, given arrays made elsewhere) has
+        none."""
+        if _driver.ctxGetCurrent() == 0:
+            _runtime.setDevice(_runtime.getDevice())
         words = self._words.from_buffer_copy(self._template)
         argv = _ONE_POINTER(ctypes.addressof(words))
         self._local.arguments = arguments = (words, ctypes.addressof(argv), argv, np.frombuffer(words, np.uint64))
@@ -458,24 +464,10 @@ def prepare(plan) -> tuple[Launch, ...]:
     raise TypeError(f"unknown plan {type(plan).__name__}")
 
 
-_thread = threading.local()
-
-
-def _make_context_current():
-    """Make the current device's primary context current in this thread, where nothing has yet:
-    the driver's launch needs one, and a thread that has made no CUDA runtime call (a worker
-    of Dask's or of a thread pool, given arrays made elsewhere) has none."""
-    if _driver.ctxGetCurrent() == 0:
-        _runtime.setDevice(_runtime.getDevice())
-    _thread.has_context = True
-
-
 def run(launches, inputs, outputs, stream=None) -> None:
     """Launch on ``stream`` (the current CuPy stream when None); addresses are ints."""
     if _runtime is None:
         _loader()
-    if not getattr(_thread, "has_context", False):
-        _make_context_current()
     stream_ptr = stream.ptr if stream is not None else _current_stream().ptr
     for launch in launches:
         launch(inputs, outputs, stream_ptr)
