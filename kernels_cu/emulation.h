@@ -2,8 +2,8 @@
 // kernels_cu/ sources compile with the system C++ compiler and run thread by thread.
 //
 // Provides: threadIdx, blockIdx, blockDim, gridDim; __global__, __device__, __forceinline__,
-// __launch_bounds__, __grid_constant__; uint4 and make_uint4; __ldg, __umulhi and
-// __funnelshift_r with CUDA's definitions; store (common.cuh's, checked: CUDADML_EMULATED
+// __launch_bounds__, __grid_constant__; uint4 and make_uint4; __ldg, __umulhi, __umul64hi
+// and __funnelshift_r with CUDA's definitions; store (common.cuh's, checked: CUDADML_EMULATED
 // tells common.cuh not to define its plain one); cudadml_launch, the launch loop; and a
 // record of the first fault (an __ldg that is misaligned or outside the inputs, a store that
 // is misaligned or outside the outputs), which a GPU would report as an illegal or
@@ -94,6 +94,11 @@ inline void store(T* p, T v) {
 
 // The high 32 bits of the 64-bit product.
 inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+
+// The high 64 bits of the 128-bit product.
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
 
 // The low 32 bits of hi:lo shifted right by shift & 31.
 inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned shift) {

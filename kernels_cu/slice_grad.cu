@@ -22,18 +22,19 @@ struct GradParams {
     Divider<I> sizes[R];   // the work box (the innermost counts groups of V elements)
     I dst_strides[R];      // signed, in elements
     I starts[R];           // output coordinate x is read by the slice iff x = start + step * c,
-    I steps[R];            // 0 <= c < count, in every dimension
+    Divider<I> steps[R];   // 0 <= c < count, in every dimension
     I counts[R];
     I src_strides[R];      // signed, in elements, for c
 };
 
-// Whether coordinate x of dimension d was read, and if so its window index c.
+// Whether coordinate x of dimension d (an outer one) was read, and if so its window index c.
 template <typename I, int R>
 __device__ __forceinline__ bool window_index(const GradParams<I, R>& p, int d, I x, I& c) {
     const I t = x - p.starts[d];
     if (t < 0) return false;
-    c = p.steps[d] == 1 ? t : t / p.steps[d];
-    return c * p.steps[d] == t && c < p.counts[d];
+    I r = 0;
+    c = p.steps[d].d == 1 ? t : p.steps[d].divmod(t, r);
+    return r == 0 && c < p.counts[d];
 }
 
 template <int E, int V, typename I, int R>
@@ -61,26 +62,45 @@ slice_grad(const __grid_constant__ GradParams<I, R> p) {
             o += x * p.dst_strides[d];
         });
         const I first = group * V;
-        W value[V];
+        // Innermost: element first + v was read iff v = next + step * j (j >= 0), with window
+        // index c + j. One division per group; next and the step stay small (at most V).
+        const Divider<I>& step = p.steps[R - 1];
+        const I t = first - p.starts[R - 1];
+        I c = 0;
+        int next = V;  // past the group: no element of it was read
+        if (t < 0) {
+            if (-t < V) next = (int)-t;
+        } else {
+            I r;
+            c = step.divmod(t, r);
+            if (r == 0) {
+                next = 0;
+            } else {
+                ++c;
+                if (step.d - r < V) next = (int)(step.d - r);
+            }
+        }
+        const int stride = step.d < V ? (int)step.d : V;
+        const W* from = src + s + c * p.src_strides[R - 1];  // what window index c reads
+        // The group's V elements (V * E <= 16 bytes) as the lanes of four words.
+        unsigned words[4] = {0, 0, 0, 0};
 #pragma unroll
         for (int v = 0; v < V; ++v) {
-            const I x = first + v;
-            I c = 0;
-            const bool hit = read && x < p.inner && window_index(p, R - 1, x, c);
-            value[v] = hit ? __ldg(src + s + c * p.src_strides[R - 1]) : (W)0;
+            if (v == next) {
+                if (read && c < p.counts[R - 1] && first + v < p.inner) put_lane(words, v * E, __ldg(from));
+                ++c;
+                from += p.src_strides[R - 1];
+                next += stride;
+            }
         }
         W* out = dst + o + first * p.dst_strides[R - 1];
         if (V > 1 && first + V <= p.inner && (reinterpret_cast<u64>(out) & 15) == 0) {
             // V > 1 only where the innermost output stride is 1: the group is 16 contiguous bytes.
-            uint4 packed;
-            W* lanes = reinterpret_cast<W*>(&packed);
-#pragma unroll
-            for (int v = 0; v < V; ++v) lanes[v] = value[v];
-            store(reinterpret_cast<uint4*>(out), packed);
+            store(reinterpret_cast<uint4*>(out), make_uint4(words[0], words[1], words[2], words[3]));
         } else {
 #pragma unroll
             for (int v = 0; v < V; ++v) {
-                if (first + v < p.inner) store(out + v * p.dst_strides[R - 1], value[v]);
+                if (first + v < p.inner) store(out + v * p.dst_strides[R - 1], get_lane<W>(words, v * E));
             }
         }
     }

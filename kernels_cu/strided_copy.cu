@@ -243,10 +243,12 @@ __device__ __forceinline__ uint4 load_run(const unsigned char* p, const unsigned
     typedef typename Word<E>::type W;
     uint4 v;
     if (load_aligned(p, lo, hi, v)) return v;
-    v = make_uint4(0, 0, 0, 0);
-    W* lanes = reinterpret_cast<W*>(&v);
-    for (int q = from; q < to; q += E) lanes[q / E] = __ldg(reinterpret_cast<const W*>(p + q));
-    return v;
+    unsigned words[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int q = 0; q < 16; q += E) {
+        if (q >= from && q < to) put_lane(words, q, __ldg(reinterpret_cast<const W*>(p + q)));
+    }
+    return make_uint4(words[0], words[1], words[2], words[3]);
 }
 
 // Bytes [0, n) of a and [n, 16) of b.

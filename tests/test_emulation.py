@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import cudadml as cd
+from cudadml import arrays
 from cudadml._memory import byte_extent
 from cudadml.backends import EMULATE, emulate, kernels, reference
 from cudadml.testing import POISON, TensorBuffer, aligned_empty, emulated, random_array
@@ -39,8 +40,28 @@ def _nvrtc():
     return nvrtc
 
 
+_PROPERTIES = re.compile(r"Function properties for (\S+)")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_REGISTERS = re.compile(r"Used (\d+) registers")
+
+
+def _resources(log, lowered):
+    """``{name: (stack frame bytes, spill store bytes, spill load bytes, registers)}`` from
+    ptxas's ``-v`` report; ``lowered`` maps each mangled name to its specialisation."""
+    found, name = {}, None
+    for line in log.splitlines():
+        if m := _PROPERTIES.search(line):
+            name = lowered[m.group(1)]
+        elif m := _FRAME.search(line):
+            found[name] = tuple(map(int, m.groups()))
+        elif m := _REGISTERS.search(line):
+            found[name] = (*found[name], int(m.group(1)))
+    return found
+
+
 def _compile(nvrtc, source_file, arch):
-    """``(seconds, error or None)`` for one NVRTC program holding every name of ``source_file``."""
+    """``(seconds, error or None, resources)`` for one NVRTC program holding every name of
+    ``source_file``; resources as ``_resources`` reads them from ptxas."""
     names = kernels.all_kernel_names()[source_file]
     started = time.perf_counter()
     program = nvrtc.createProgram(kernels.kernel_source(source_file), source_file, [], [])
@@ -48,12 +69,14 @@ def _compile(nvrtc, source_file, arch):
         for name in names:
             nvrtc.addNameExpression(program, name)
         try:
-            nvrtc.compileProgram(program, [*kernels.OPTIONS, f"--gpu-architecture={arch}"])
+            nvrtc.compileProgram(program, [*kernels.OPTIONS, f"--gpu-architecture={arch}", "-Xptxas=-v"])
         except nvrtc.NVRTCError as e:
-            return time.perf_counter() - started, f"{e}\n{nvrtc.getProgramLog(program)}"
-        for name in names:
-            nvrtc.getLoweredName(program, name)  # raises unless the specialisation was instantiated
-        return time.perf_counter() - started, None
+            return time.perf_counter() - started, f"{e}\n{nvrtc.getProgramLog(program)}", {}
+        # getLoweredName raises unless the specialisation was instantiated
+        lowered = {nvrtc.getLoweredName(program, name): name for name in names}
+        log = nvrtc.getProgramLog(program)
+        log = log.decode() if isinstance(log, bytes) else log
+        return time.perf_counter() - started, None, _resources(log, lowered)
     finally:
         nvrtc.destroyProgram(program)
 
@@ -77,10 +100,67 @@ def nvrtc_builds(say):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("source_file", SOURCES)
 def test_every_specialisation_compiles_with_nvrtc(nvrtc_builds, source_file, arch):
-    seconds, error = nvrtc_builds[source_file, arch]
+    seconds, error, _ = nvrtc_builds[source_file, arch]
     count = len(kernels.all_kernel_names()[source_file])
     assert error is None, f"NVRTC could not compile {source_file} ({count} kernels) for {arch}:\n{error}"
     print(f"{source_file}: {count} kernels for {arch} in {seconds:.1f} s")
+
+
+def blocks_per_sm(registers: int) -> int:
+    """Blocks of ``kernels.BLOCK`` threads that one sm_90 SM holds at ``registers`` per thread:
+    65,536 registers, given to warps in units of 256; at most 64 warps and 32 blocks."""
+    per_warp = -(-registers * 32 // 256) * 256
+    warps_per_block = kernels.BLOCK // 32
+    return min(65536 // per_warp // warps_per_block, 64 // warps_per_block, 32)
+
+
+#: The most registers per thread that any specialisation of a family may use on sm_90: the
+#: counts of 2026-11-24 plus the margin that keeps the same blocks per SM at the launch shape
+#: (128 threads), which the comment gives. A change that needs more lowers the occupancy of
+#: every kernel of the family that reaches it: measure it before raising a number.
+REGISTER_LIMITS = {
+    ("gather_elements", "int"): 32,  # today 32: 16 blocks, every warp slot
+    ("gather_elements", "long long"): 40,  # today 40: 12 blocks, 75%
+    ("gather_rows", "int"): 32,  # today 32: 16 blocks, 100%
+    ("gather_rows", "long long"): 56,  # today 56: 9 blocks, 56%
+    ("gather_flat", "int"): 56,  # today 52: 9 blocks, 56%
+    ("gather_flat", "long long"): 64,  # today 64: 8 blocks, 50%
+    ("slice_grad", "int"): 32,  # today 32: 16 blocks, 100%
+    ("slice_grad", "long long"): 64,  # today 58: 8 blocks, 50%
+}
+
+
+def test_register_limits_keep_the_occupancy_their_comments_give():
+    """Each limit is the top of its occupancy step: one register more loses a block per SM."""
+    for family, limit in REGISTER_LIMITS.items():
+        assert blocks_per_sm(limit + 1) < blocks_per_sm(limit) or blocks_per_sm(limit) == 16, family
+
+
+@pytest.mark.nvrtc
+@pytest.mark.parametrize("source_file", SOURCES)
+def test_no_local_memory_and_registers_within_limits(nvrtc_builds, source_file):
+    """ptxas's report for every specialisation the plans can ask for (sm_90): no stack frame, no
+    spills (local memory costs a load and store per access: an array of lanes reinterpreted
+    from a uint4 once cost copies up to 18 points of a device-to-device copy's rate), and no
+    more registers than REGISTER_LIMITS pins for the family."""
+    _, error, resources = nvrtc_builds[source_file, "sm_90"]
+    assert error is None, error
+    names = kernels.all_kernel_names()[source_file]
+    assert sorted(resources) == sorted(names), "ptxas reported on other kernels than the plans can ask for"
+    problems = []
+    for name, (frame, spill_stores, spill_loads, registers) in sorted(resources.items()):
+        if frame or spill_stores or spill_loads:
+            problems.append(f"{name}: {frame} bytes stack frame, {spill_stores}/{spill_loads} bytes spilled/reloaded")
+        family, index = kernels.group_key(name)[1], kernels.group_key(name)[3]
+        limit = REGISTER_LIMITS[family, index]
+        if registers > limit:
+            problems.append(
+                f"{name}: {registers} registers, over the {limit} pinned for {family}<..., {index}, ...> "
+                f"({blocks_per_sm(registers)} blocks per SM instead of {blocks_per_sm(limit)})"
+            )
+    assert not problems, f"{len(problems)} kernels of {source_file}:\n" + "\n".join(problems[:40])
+    most = max(r[3] for r in resources.values())
+    print(f"{source_file}: {len(names)} kernels, no local memory, at most {most} registers")
 
 
 STORE_PROBE = r"""
@@ -146,6 +226,10 @@ PROBES = r"""
 extern "C" unsigned probe_umulhi(unsigned a, unsigned b) { return __umulhi(a, b); }
 extern "C" unsigned probe_funnelshift_r(unsigned lo, unsigned hi, unsigned s) { return __funnelshift_r(lo, hi, s); }
 extern "C" int probe_div_fast(int n, int d, unsigned m, unsigned s) { return Divider<int>{d, m, s}.div(n); }
+extern "C" long long probe_div_fast64(long long n, long long d, unsigned long long m, unsigned s) {
+    return Divider<long long>{d, m, s}.div(n);
+}
+extern "C" unsigned long long probe_umul64hi(unsigned long long a, unsigned long long b) { return __umul64hi(a, b); }
 extern "C" unsigned long long probe_sizeof_uint4() { return sizeof(uint4) * 100 + alignof(uint4); }
 // One store of width bytes (1, 2, 4, 8, or 16 as a uint4) of 0x11 bytes at address, with the
 // num_ranges [low, high) pairs of ranges writable. Returns the fault kind; *stored the bytes written.
@@ -186,11 +270,15 @@ def probes(tmp_path_factory):
         ("probe_umulhi", ctypes.c_uint),
         ("probe_funnelshift_r", ctypes.c_uint),
         ("probe_div_fast", ctypes.c_int),
+        ("probe_div_fast64", ctypes.c_longlong),
+        ("probe_umul64hi", ctypes.c_ulonglong),
         ("probe_sizeof_uint4", ctypes.c_ulonglong),
     ):
         getattr(dll, name).restype = result
     dll.probe_div_fast.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint, ctypes.c_uint]
+    dll.probe_div_fast64.argtypes = [ctypes.c_longlong, ctypes.c_longlong, ctypes.c_ulonglong, ctypes.c_uint]
     dll.probe_umulhi.argtypes = [ctypes.c_uint] * 2
+    dll.probe_umul64hi.argtypes = [ctypes.c_ulonglong] * 2
     dll.probe_funnelshift_r.argtypes = [ctypes.c_uint] * 3
     dll.probe_store.restype = ctypes.c_int
     dll.probe_store.argtypes = [
@@ -214,6 +302,10 @@ def test_intrinsics_match_cuda_definitions(probes, rng):
     for a in words:
         for b in words[:20]:
             assert probes.probe_umulhi(a, b) == (a * b) >> 32
+    longs = [*(a << 32 | b for a, b in zip(words, reversed(words))), 2**64 - 1, 2**63]
+    for a in longs:
+        for b in longs[:20]:
+            assert probes.probe_umul64hi(a, b) == (a * b) >> 64
     for lo in words[:20]:
         for hi in words[:20]:
             for s in (0, 1, 7, 8, 16, 24, 31, 32, 33, 63, 0xFFFFFFFF):
@@ -223,13 +315,20 @@ def test_intrinsics_match_cuda_definitions(probes, rng):
 
 @pytest.mark.emulate
 def test_div_fast_with_the_hosts_magic_numbers(probes, rng):
-    """common.cuh's division, emulated, against Python's for the magic that kernels.py computes."""
-    divisors = [1, 2, 3, 5, 7, 255, 256, 257, 641, 65537, 2**31 - 1, *rng.integers(1, 2**31, 60).tolist()]
-    for d in divisors:
-        m, s = kernels.fast_division(d)
-        for n in [0, 1, d - 1, d, d + 1, 2 * d - 1, 2**31 - 1, *rng.integers(0, 2**31, 20).tolist()]:
-            if 0 <= n < 2**31:
-                assert probes.probe_div_fast(n, d, m, s) == n // d, (n, d)
+    """common.cuh's division, emulated, against Python's for the magic that kernels.py computes,
+    for 32- and 64-bit indices over their whole range (n below 2**31 or 2**63)."""
+    for bits, divide in ((32, probes.probe_div_fast), (64, probes.probe_div_fast64)):
+        top = 2 ** (bits - 1)
+        edges = [1, 2, 3, 5, 7, 255, 256, 257, 641, 65537, 2**31 - 1, 2**31, 2**32 + 1, top - 1]
+        randoms = [int(v) for v in rng.integers(1, top, 60, dtype=np.int64 if bits == 64 else np.uint64)]
+        small = [int(v) for v in rng.integers(1, 2**20, 20)]
+        for d in [x for x in (*edges, *randoms, *small) if x < top]:
+            m, s = kernels.fast_division(d, bits)
+            assert 0 <= m < 2**bits
+            picks = [int(v) for v in rng.integers(0, top, 20, dtype=np.int64 if bits == 64 else np.uint64)]
+            for n in [0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, top - 1, top - d, *picks]:
+                if 0 <= n < top:
+                    assert divide(n, d, m, s) == n // d, (bits, n, d)
 
 
 @pytest.mark.emulate
@@ -466,18 +565,33 @@ def _placed(values, like):
     return array
 
 
+@pytest.fixture(params=["int", "long long"])
+def index_type(request, monkeypatch):
+    """The kernels' index type: 32-bit as the plans choose for small arrays, or 64-bit forced
+    (what spans past 2^31 bytes get), so that both kinds of indexing run on small arrays."""
+    if request.param == "long long":
+        monkeypatch.setattr(kernels, "_index_type", lambda *args: np.int64)
+    arrays._CACHE.clear()
+    yield request.param
+    arrays._CACHE.clear()
+
+
 @pytest.mark.emulate
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.int8])
 @pytest.mark.parametrize("shift", [1, 2, 6])
-def test_unaligned_arrays_in_and_out_with_checked_stores(emulation_libraries, monkeypatch, rng, dtype, shift):
+def test_unaligned_arrays_in_and_out_with_checked_stores(
+    emulation_libraries, monkeypatch, rng, dtype, shift, index_type
+):
     """Inputs and ``out=`` arrays at unaligned addresses run exactly, and every store was checked
-    against exactly the output arrays' bytes and stored each of them once."""
+    against exactly the output arrays' bytes and stored each of them once; with 32- and 64-bit
+    indices (common.cuh's divisions of both widths)."""
     runs = []
     run = emulate.run
 
     def spy(launches, inputs, outputs, readable, writable):
         stored = run(launches, inputs, outputs, readable, writable)
         runs.append((list(writable), stored))
+        assert all(f", {index_type}, " in launch.name for launch in launches), [launch.name for launch in launches]
         return stored
 
     monkeypatch.setattr(emulate, "run", spy)

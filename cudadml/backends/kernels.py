@@ -165,14 +165,17 @@ def compile_kernels(names) -> dict:
 
 
 def divider_dtype(index_type):
-    """common.cuh's ``Divider<I>``: a divisor with its ``fast_division`` magic and shift."""
-    return np.dtype([("d", np.dtype(index_type)), ("magic", np.uint32), ("shift", np.uint32)], align=True)
+    """common.cuh's ``Divider<I>``: a divisor with its ``fast_division`` magic (of the index's
+    width) and shift."""
+    i = np.dtype(index_type)
+    return np.dtype([("d", i), ("magic", np.dtype(f"u{i.itemsize}")), ("shift", np.uint32)], align=True)
 
 
 def set_dividers(field, divisors) -> None:
     """Fill a ``Divider`` array field of a parameter struct with ``divisors``."""
+    bits = 8 * field.dtype["d"].itemsize
     field["d"] = divisors
-    field["magic"], field["shift"] = zip(*(fast_division(int(d)) for d in divisors))
+    field["magic"], field["shift"] = zip(*(fast_division(int(d), bits) for d in divisors))
 
 
 def copy_job_dtype(index_type, rank):
@@ -217,7 +220,7 @@ def grad_params_dtype(index_type, rank):
             ("sizes", divider_dtype(i), (rank,)),
             ("dst_strides", i, (rank,)),
             ("starts", i, (rank,)),
-            ("steps", i, (rank,)),
+            ("steps", divider_dtype(i), (rank,)),
             ("counts", i, (rank,)),
             ("src_strides", i, (rank,)),
         ],
@@ -225,11 +228,12 @@ def grad_params_dtype(index_type, rank):
     )
 
 
-def fast_division(d: int) -> tuple[int, int]:
-    """``(magic, shift)`` for ``Divider`` in common.cuh: ``n // d == (umulhi(n, m) + n) >> s``
-    for ``0 <= n < 2**31``."""
+def fast_division(d: int, bits: int = 32) -> tuple[int, int]:
+    """``(magic, shift)`` for ``Divider`` in common.cuh: ``n // d == (mulhi(n, m) + n) >> s``
+    for ``0 <= n < 2**(bits - 1)``, where ``mulhi`` is the high half of the ``2 * bits``-bit
+    product."""
     s = (d - 1).bit_length()
-    return ((2**32 * ((1 << s) - d)) // d + 1) & 0xFFFFFFFF, s
+    return ((2**bits * ((1 << s) - d)) // d + 1) % 2**bits, s
 
 
 def _index_type(element_size, count, *stride_sets):
@@ -448,7 +452,8 @@ def _grad_launch(plan: SliceGradPlan) -> Launch:
     params = np.zeros((), grad_params_dtype(index_type, rank))
     params["count"], params["inner"] = count, inner
     set_dividers(params["sizes"], sizes)
-    params["dst_strides"], params["starts"], params["steps"] = plan.out_strides, plan.starts, plan.steps
+    params["dst_strides"], params["starts"] = plan.out_strides, plan.starts
+    set_dividers(params["steps"], plan.steps)
     params["counts"], params["src_strides"] = plan.counts, plan.in_strides
     fields = params.dtype.fields
     slots = [(fields["src"][1], 0, 0, plan.in_offset * e), (fields["dst"][1], 1, 0, 0)]
