@@ -1,6 +1,6 @@
 """Time cudadml against CuPy and PyTorch on BASELINES.md's cases, all in one run.
 
-    python benchmarks/bench.py [--reps 20] [--only SUBSTRING] [--json PATH]
+    python benchmarks/bench.py [--reps 20] [--only SUBSTRING] [--json PATH] [--against REV]
 
 Device times are medians of CUDA-event-timed runs after warm-up, on fresh random data per
 case: GPU time with a spin kernel queued first (the host work is hidden), and the whole call
@@ -9,14 +9,28 @@ on an idle GPU; per-call rows are host wall time over many calls. GB/s counts th
 1 GiB device-to-device cudaMemcpyAsync measured in the same run. "vs best" is the best peer's
 time over cudadml's (above 1: cudadml is faster). Peers materialise their results (CuPy
 ``.copy()``, PyTorch ``.clone()`` / ``.contiguous()``), as cudadml does.
+
+``--against REV`` also runs every case with cudadml as it was at git revision ``REV`` (or from
+a directory holding that revision's ``cudadml/`` and ``kernels_cu/``), imported as a second
+package beside the working tree's, so its kernels run with the launches and parameter structs
+they were written for, compiled as modules of their own. Each case is timed with both, one
+after the other, in the same process, after checking that both give the same bytes; the tables
+gain REV's %D2D and the change in points (GPU time), and REV's host time per call.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.util
+import io
 import json
+import pathlib
 import statistics
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 
 import cupy as cp
@@ -85,6 +99,13 @@ def host_time_us(fn, calls=2000, rounds=5):
     return statistics.median(times)
 
 
+def same_traffic_copy(nbytes):
+    """A device-to-device cudaMemcpyAsync that moves ``nbytes`` (read + write): what the GPU's
+    copy engine path reaches at a case's own size, where launch and ramp weigh."""
+    src, dst = random((nbytes // 2,), np.uint8), cp.empty(nbytes // 2, np.uint8)
+    return lambda: cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, nbytes // 2, 3, 0)
+
+
 def random(shape, dtype):
     """Fresh random bits of ``dtype`` on the GPU (never zeros)."""
     n = int(np.prod(shape)) * np.dtype(dtype).itemsize
@@ -121,7 +142,7 @@ def slice_case(name, shape, dtype, key, **options):
 
         return {
             "bytes": 2 * out_bytes,
-            "cudadml": lambda: cd.strided_slice(x, key, **options),
+            "cudadml": lambda lib: lib.strided_slice(x, key, **options),
             "CuPy": lambda: x[key].copy(),
             "PyTorch": torch_fn if torch is not None else None,
         }
@@ -147,7 +168,7 @@ def grad_case(name, shape, dtype, key, torch_ok=True):
 
         return {
             "bytes": dy.nbytes + int(np.prod(shape)) * np.dtype(dtype).itemsize,
-            "cudadml": lambda: cd.strided_slice_grad(dy, x_shape, key),
+            "cudadml": lambda lib: lib.strided_slice_grad(dy, x_shape, key),
             "CuPy": cupy_fn,
             "PyTorch": torch_fn if torch is not None and torch_ok else None,
         }
@@ -162,7 +183,7 @@ def split_case(name, shape, dtype, parts, axis):
         sizes = [shape[axis] // parts] * parts
         return {
             "bytes": 2 * x.nbytes,
-            "cudadml": lambda: cd.split(x, parts, axis=axis),
+            "cudadml": lambda lib: lib.split(x, parts, axis=axis),
             "CuPy": lambda: [p.copy() for p in cp.split(x, parts, axis=axis)],
             "PyTorch": (lambda: [p.clone() for p in torch.split(tx, sizes, dim=axis)]) if torch is not None else None,
         }
@@ -176,7 +197,7 @@ def join_case(name, shape, dtype, parts, axis):
         txs = [as_torch(p) for p in xs]
         return {
             "bytes": 2 * sum(p.nbytes for p in xs),
-            "cudadml": lambda: cd.join(xs, axis=axis),
+            "cudadml": lambda lib: lib.join(xs, axis=axis),
             "CuPy": lambda: cp.concatenate(xs, axis=axis),
             "PyTorch": (lambda: torch.cat(txs, dim=axis)) if torch is not None else None,
         }
@@ -220,15 +241,11 @@ CASES = [
 
 
 def per_call_cases():
-    """Small calls, where host work decides: wall time per call."""
+    """Small calls, where host work decides: wall time per call. The cudadml entries take the
+    library (the working tree's or ``--against``'s)."""
     x = random((64, 64), np.float32)
     key = (slice(1, -1), slice(None, None, 2))
     out = cp.empty(x[key].shape, np.float32)
-    f32 = cd.TensorDataType.FLOAT32
-    desc = cd.SliceOperatorDesc(
-        cd.BufferTensorDesc(f32, [64, 64]), cd.BufferTensorDesc(f32, [62, 32]), [1, 0], [62, 32], [1, 2]
-    )
-    compiled = desc.compile()
     copy = cp.ElementwiseKernel("T x", "T y", "y = x", "bench_copy")
     view = x[key]
     s = random((8, 96), np.float32)
@@ -236,27 +253,44 @@ def per_call_cases():
     xs = [random((16, 64), np.float32) for _ in range(64)]
     tx, ts, tw = as_torch(x), as_torch(s), as_torch(w)
     txs = [as_torch(a) for a in xs]
+
+    @functools.cache
+    def compiled(lib):
+        f32 = lib.TensorDataType.FLOAT32
+        desc = lib.SliceOperatorDesc(
+            lib.BufferTensorDesc(f32, [64, 64]), lib.BufferTensorDesc(f32, [62, 32]), [1, 0], [62, 32], [1, 2]
+        )
+        return desc.compile()
+
     return [
         (
             "64x64 [1:-1, ::2] compiled execute into preallocated (vs ElementwiseKernel copy)",
-            {"cudadml": lambda: compiled.execute([x], [out]), "CuPy": lambda: copy(view, out), "PyTorch": None},
+            {
+                "cudadml": lambda lib: functools.partial(compiled(lib).execute, [x], [out]),
+                "CuPy": lambda: copy(view, out),
+                "PyTorch": None,
+            },
         ),
         (
             "64x64 [1:-1, ::2] per call",
             {
-                "cudadml": lambda: cd.strided_slice(x, key),
+                "cudadml": lambda lib: functools.partial(lib.strided_slice, x, key),
                 "CuPy": lambda: x[key].copy(),
                 "PyTorch": (lambda: tx[1:-1, ::2].contiguous()) if torch is not None else None,
             },
         ),
         (
             "same, out= preallocated, per call",
-            {"cudadml": lambda: cd.strided_slice(x, key, out=out), "CuPy": None, "PyTorch": None},
+            {
+                "cudadml": lambda lib: functools.partial(lib.strided_slice, x, key, out=out),
+                "CuPy": None,
+                "PyTorch": None,
+            },
         ),
         (
             "(8 x 96) split into 3 per call",
             {
-                "cudadml": lambda: cd.split(s, 3, axis=1),
+                "cudadml": lambda lib: functools.partial(lib.split, s, 3, axis=1),
                 "CuPy": lambda: [p.copy() for p in cp.split(s, 3, axis=1)],
                 "PyTorch": (lambda: [p.clone() for p in torch.split(ts, 32, dim=1)]) if torch is not None else None,
             },
@@ -264,7 +298,7 @@ def per_call_cases():
         (
             "(16 x 512) split into 64 per call",
             {
-                "cudadml": lambda: cd.split(w, 64, axis=1),
+                "cudadml": lambda lib: functools.partial(lib.split, w, 64, axis=1),
                 "CuPy": lambda: [p.copy() for p in cp.split(w, 64, axis=1)],
                 "PyTorch": (lambda: [p.clone() for p in torch.split(tw, 8, dim=1)]) if torch is not None else None,
             },
@@ -272,7 +306,7 @@ def per_call_cases():
         (
             "join of 64 (16 x 64) per call",
             {
-                "cudadml": lambda: cd.join(xs, axis=0),
+                "cudadml": lambda lib: functools.partial(lib.join, xs, axis=0),
                 "CuPy": lambda: cp.concatenate(xs, axis=0),
                 "PyTorch": (lambda: torch.cat(txs, dim=0)) if torch is not None else None,
             },
@@ -280,51 +314,127 @@ def per_call_cases():
     ]
 
 
+def load_revision(rev: str):
+    """``(label, package)``: cudadml as it was at git revision ``rev`` (its ``cudadml/`` and
+    ``kernels_cu/``, from ``git archive``), or as held in the directory ``rev``, imported as a
+    second package named after it; its kernels are found beside it, as a checkout's are."""
+    if pathlib.Path(rev).is_dir():
+        root, label = pathlib.Path(rev).resolve(), pathlib.Path(rev).resolve().name
+    else:
+        repo = pathlib.Path(__file__).resolve().parents[1]
+        sha = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--verify", f"{rev}^{{commit}}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        archive = subprocess.run(
+            ["git", "-C", str(repo), "archive", sha, "cudadml", "kernels_cu"], capture_output=True, check=True
+        ).stdout
+        root, label = pathlib.Path(tempfile.mkdtemp(prefix=f"cudadml-{sha[:12]}-")), sha[:7]
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(root, filter="data")
+    if not (root / "cudadml" / "__init__.py").is_file() or not (root / "kernels_cu").is_dir():
+        raise SystemExit(f"--against {rev}: {root} holds no cudadml/ package and kernels_cu/ beside it")
+    name = "cudadml_at_" + "".join(c if c.isalnum() else "_" for c in label)
+    spec = importlib.util.spec_from_file_location(
+        name, root / "cudadml" / "__init__.py", submodule_search_locations=[str(root / "cudadml")]
+    )
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
+    spec.loader.exec_module(package)
+    return label, package
+
+
+def _same_bytes(a, b) -> bool:
+    """Whether two results (an array, or a list of arrays) hold the same bits."""
+    a, b = (list(r) if isinstance(r, (list, tuple)) else [r] for r in (a, b))
+    return len(a) == len(b) and all(
+        x.shape == y.shape and x.dtype == y.dtype and bool((x.view(np.uint8) == y.view(np.uint8)).all())
+        for x, y in zip((cp.ascontiguousarray(v) for v in a), (cp.ascontiguousarray(v) for v in b))
+    )
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--only", default="")
     parser.add_argument("--json", metavar="PATH", help="also write every row as JSON (see _record)")
+    parser.add_argument(
+        "--against", metavar="REV", help="also time cudadml at git revision REV (or a directory of its tree)"
+    )
     args = parser.parse_args(argv)
+    label, before = load_revision(args.against) if args.against else (None, None)
+    old = f"cudadml at {label}"  # its participant name in the JSON
     rows = []
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     print(
         f"# {props['name'].decode()}, CuPy {cp.__version__}, "
         f"PyTorch {torch.__version__ if torch else 'not installed'}, cudadml {cd.__version__}"
+        + (f", against cudadml at {label}" if label else "")
     )
     d2d_us = copy_time_us(args.reps)
     d2d = 2 * 2**30 / d2d_us / 1e3
     print(f"# device-to-device cudaMemcpyAsync of 1 GiB: {d2d_us:.0f} us = {d2d:.0f} GB/s (read + write)\n")
     print("GPU time (a spin kernel queued first hides host work), and the whole call (events")
-    print("around one call on an idle GPU: host work, launch and GPU time, as a user waits for it).\n")
-    print("| case | cudadml us | GB/s | %D2D | CuPy us | PyTorch us | vs best peer | whole call us | whole vs best |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    worst = float("inf")
+    print("around one call on an idle GPU: host work, launch and GPU time, as a user waits for it).")
+    print("copy %D2D: a cudaMemcpyAsync of the case's own traffic, timed the same way.")
+    if label:
+        print(f"{label} %D2D: the same case with cudadml at {label}, timed right after; change: points of %D2D.")
+    print()
+    against = f" {label} %D2D | change |" if label else ""
+    peers = " CuPy us | PyTorch us | vs best peer |"
+    print(f"| case | cudadml us | GB/s | %D2D | copy %D2D |{against}{peers} whole call us | whole vs best |")
+    print("|---|---:|---:|---:|---:|" + ("---:|---:|" if label else "") + "---:|---:|---:|---:|---:|")
+    worst, losses = float("inf"), []
     for name, make in CASES:
         if args.only not in name:
             continue
         fns = make()
-        times = {k: device_time_us(f, args.reps) if f else None for k, f in fns.items() if k != "bytes"}
-        whole = {k: device_time_us(f, args.reps, gpu_only=False) if f else None for k, f in fns.items() if k != "bytes"}
+        ours = fns.pop("cudadml")
+        runs = {"cudadml": functools.partial(ours, cd)}
+        if before is not None:
+            runs[old] = functools.partial(ours, before)
+            if not _same_bytes(runs["cudadml"](), runs[old]()):
+                raise SystemExit(f"{name}: cudadml at {label} gives other bytes than the working tree")
+        runs.update((k, f) for k, f in fns.items() if k != "bytes")
+        runs["copy"] = same_traffic_copy(fns["bytes"])
+        times = {k: device_time_us(f, args.reps) if f else None for k, f in runs.items()}
+        whole = {k: device_time_us(f, args.reps, gpu_only=False) if f else None for k, f in runs.items()}
+        share = {k: 100 * fns["bytes"] / t / 1e3 / d2d for k, t in times.items() if t is not None}
         rate = fns["bytes"] / times["cudadml"] / 1e3
-        worst = min(worst, _row(name, times, f"{rate:.0f}", f"{100 * rate / d2d:.0f}", whole))
+        change = ""
+        if label:
+            change = f" {share[old]:.1f} | {share['cudadml'] - share[old]:+.1f} |"
+            if share["cudadml"] < share[old] - 1:
+                losses.append(f"{name}: {share['cudadml']:.1f}% against {share[old]:.1f}%")
+        share_cells = f"{share['cudadml']:.0f} | {share['copy']:.0f}"
+        worst = min(worst, _row(name, times, f"{rate:.0f}", share_cells, whole, change))
         rows += _record(name, "large", times, whole, fns["bytes"], d2d)
-        del fns
+        del fns, runs, ours
         cp.get_default_memory_pool().free_all_blocks()
     print("\nPer call: host wall time per call over many calls (host work decides).\n")
-    print("| case | cudadml us | | | CuPy us | PyTorch us | vs best peer |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    against = f" {label} us | speed-up |" if label else ""
+    print(f"| case | cudadml us | | | |{against}{peers}")
+    print("|---|---:|---:|---:|---:|" + ("---:|---:|" if label else "") + "---:|---:|---:|")
     for name, fns in per_call_cases():
         if args.only not in name:
             continue
+        ours = fns.pop("cudadml")
+        fns = {"cudadml": ours(cd), **({old: ours(before)} if label else {}), **fns}
         times = {k: host_time_us(f) if f else None for k, f in fns.items()}
-        worst = min(worst, _row(name, times, "", ""))
+        change = f" {times[old]:.1f} | {times[old] / times['cudadml']:.2f}x |" if label else ""
+        worst = min(worst, _row(name, times, "", " |", change=change))
         rows += _record(name, "per call", times)
     print(f"\nslowest ratio to the best peer: {worst:.2f}")
+    if label:
+        print(f"large cases more than 1 point of %D2D behind cudadml at {label}: {len(losses)}")
+        for line in losses:
+            print(f"  {line}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": props["name"].decode(), "d2d_gbps": d2d, "rows": rows}, f, indent=1)
-    return 0
+    return 1 if losses else 0
 
 
 def _record(case, kind, times, whole=None, nbytes=None, d2d=None):
@@ -346,12 +456,13 @@ def _record(case, kind, times, whole=None, nbytes=None, d2d=None):
 
 
 def _ratio(times):
-    """The best peer's time over cudadml's (inf without peers)."""
-    peers = [t for k, t in times.items() if k != "cudadml" and t is not None]
+    """The best peer's time over cudadml's (inf without peers); other revisions of cudadml
+    are no peers."""
+    peers = [t for k, t in times.items() if k in ("CuPy", "PyTorch") and t is not None]
     return min(peers) / times["cudadml"] if peers else float("inf")
 
 
-def _row(name, times, rate, share, whole=None):
+def _row(name, times, rate, share, whole=None, change=""):
     """Print one row; returns the lowest ratio to the best peer in it."""
     ratio = _ratio(times)
     cells = [f"{t:.1f}" if t is not None else "-" for t in (times["CuPy"], times["PyTorch"])]
@@ -360,7 +471,7 @@ def _row(name, times, rate, share, whole=None):
     if whole is not None:
         extra = f" {whole['cudadml']:.1f} | {_ratio(whole):.2f}x |"
         ratio = min(ratio, _ratio(whole))
-    print(f"| {name} | {times['cudadml']:.1f} | {rate} | {share} | {cells[0]} | {cells[1]} | {shown} |{extra}")
+    print(f"| {name} | {times['cudadml']:.1f} | {rate} | {share} |{change} {cells[0]} | {cells[1]} | {shown} |{extra}")
     return ratio
 
 
