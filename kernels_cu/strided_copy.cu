@@ -235,6 +235,22 @@ __device__ __forceinline__ I row_source(const CopyJob<I, R>& job, I r) {
     return s;
 }
 
+// row_source of rows r and r + 1 (when row r + 1 exists), from one set of divisions: r + 1's
+// coordinates are r's plus one, carried outwards.
+template <typename I, int R>
+__device__ __forceinline__ I row_sources(const CopyJob<I, R>& job, I r, I& next) {
+    I s = 0;
+    next = 0;
+    bool carry = true;
+    for_each_coordinate<R - 1>(job.sizes, r, [&](int d, I c) {
+        s += c * job.src_strides[d];
+        I c_next = carry ? c + 1 : c;
+        carry = carry && c_next == job.sizes[d].d;
+        next += (carry ? 0 : c_next) * job.src_strides[d];
+    });
+    return s;
+}
+
 // The 16 bytes from p on, read as the two aligned 16-byte words around them when both lie in
 // [lo, hi); else only bytes [from, to) of them, element by element (the rest are 0).
 template <int E>
@@ -297,11 +313,12 @@ gather_flat(const __grid_constant__ CopyBatch<I, R, J> batch) {
             I w;
             const I r = row_bytes.divmod(lo, w);
             const int n = row_bytes.d - w < 16 ? (int)(row_bytes.d - w) : 16;
-            const unsigned char* p = src + row_source(job, r) * (I)E + w;
+            I next;
+            const unsigned char* p = src + row_sources(job, r, next) * (I)E + w;
             value[k] = load_run<E>(p, lo_bound, hi_bound, 0, n);
             if (n < 16) {
                 // Where the chunk's byte 0 would be if row r + 1 began n bytes earlier.
-                const unsigned char* q = src + row_source(job, r + 1) * (I)E - n;
+                const unsigned char* q = src + next * (I)E - n;
                 value[k] = merge_at(value[k], load_run<E>(q, lo_bound, hi_bound, n, 16), n);
             }
             full[k] = true;

@@ -123,8 +123,8 @@ REGISTER_LIMITS = {
     ("gather_elements", "long long"): 40,  # today 40: 12 blocks, 75%
     ("gather_rows", "int"): 32,  # today 32: 16 blocks, 100%
     ("gather_rows", "long long"): 56,  # today 56: 9 blocks, 56%
-    ("gather_flat", "int"): 56,  # today 52: 9 blocks, 56%
-    ("gather_flat", "long long"): 64,  # today 64: 8 blocks, 50%
+    ("gather_flat", "int"): 40,  # today 40: 12 blocks, 75%
+    ("gather_flat", "long long"): 56,  # today 56: 9 blocks, 56%
     ("slice_grad", "int"): 32,  # today 32: 16 blocks, 100%
     ("slice_grad", "long long"): 64,  # today 58: 8 blocks, 50%
 }
