@@ -94,18 +94,22 @@ def _validating():
 class _Entry:
     """A normalised call's compiled operator (None when nothing is moved), its result shapes,
     the results (split) or arrays (join) it binds, and for a split without ``out=`` the byte
-    offset of each part in the one allocation (``total`` bytes)."""
+    offset of each part in the one allocation (``total`` bytes); ``used``: hit since the cache
+    last passed over it."""
 
-    __slots__ = ("bound", "nbytes", "offsets", "op", "shapes", "total", "zeros")
+    __slots__ = ("bound", "nbytes", "offsets", "op", "shapes", "total", "used", "zeros")
 
     def __init__(self, op, shapes, bound=(0,), *, zeros=False, offsets=None, total=0):
         self.op, self.shapes, self.bound, self.zeros = op, shapes, bound, zeros
-        self.offsets, self.total = offsets, total
+        self.offsets, self.total, self.used = offsets, total, False
         self.nbytes = _ENTRY_BYTES + _BINDING_BYTES * len(shapes)
 
 
 class _Cache:
-    """Entries by key, least recently used first, bounded in estimated bytes."""
+    """Entries by key, bounded in estimated bytes, dropping the least recently used first as
+    CLOCK approximates it: a hit only marks its entry (moving it to the back would hash the key,
+    which holds every array's layout, a second time per call); past the bound, the oldest entry
+    goes unless it is marked, in which case it loses its mark and moves to the back."""
 
     def __init__(self, limit):
         self.limit, self.nbytes = limit, 0
@@ -120,10 +124,7 @@ class _Cache:
         breaks a rule leaves nothing behind)."""
         entry = self._entries.get(key)
         if entry is not None:
-            try:
-                self._entries.move_to_end(key)
-            except KeyError:  # dropped by another thread meanwhile
-                pass
+            entry.used = True
             return entry
         entry = build(*key)
         if _VALIDATING.get():
@@ -132,9 +133,21 @@ class _Cache:
             if key not in self._entries:
                 self._entries[key] = entry
                 self.nbytes += entry.nbytes
-                while self.nbytes > self.limit and len(self._entries) > 1:
-                    self.nbytes -= self._entries.popitem(last=False)[1].nbytes
+                self._trim(entry)
         return entry
+
+    def _trim(self, newest):
+        """Drop entries, oldest first and sparing marked ones once, until within the bound
+        (``newest`` stays). Every pass unmarks or drops, so it ends."""
+        entries = self._entries
+        while self.nbytes > self.limit and len(entries) > 1:
+            key, oldest = next(iter(entries.items()))
+            if oldest.used or oldest is newest:
+                oldest.used = False
+                entries.move_to_end(key)
+            else:
+                del entries[key]
+                self.nbytes -= oldest.nbytes
 
     def clear(self):
         with self._lock:
@@ -195,6 +208,9 @@ def _public(fn):
     @functools.wraps(fn)
     def call(*args, chunks=None, **kwargs):
         given, out = args[0] if args else kwargs.get(first), kwargs.get("out")
+        plain = _PLAIN_TYPES if len(_PLAIN_TYPES) == 2 else _plain_types()
+        if type(given) in plain and (out is None or type(out) in plain) and chunks is None:
+            return fn(*args, **kwargs)  # a NumPy or CuPy array itself: no adapter to look for
         dask = sys.modules.get("dask.array")
         if dask is not None and (_any_is(dask.Array, given, many_in) or _any_is(dask.Array, out, many_out)):
             from .interop import dask as adapter
@@ -213,6 +229,18 @@ def _public(fn):
     chunks = inspect.Parameter("chunks", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Any")
     call.__signature__ = signature.replace(parameters=[*signature.parameters.values(), chunks])
     return call
+
+
+#: NumPy's and, once CuPy is imported, CuPy's array type: arrays that no adapter takes.
+_PLAIN_TYPES = frozenset({np.ndarray})
+
+
+def _plain_types():
+    global _PLAIN_TYPES
+    ndarray = getattr(sys.modules.get("cupy"), "ndarray", None)
+    if ndarray is not None:
+        _PLAIN_TYPES = frozenset({np.ndarray, ndarray})
+    return _PLAIN_TYPES
 
 
 def _first_is(kind, a, many):

@@ -358,9 +358,10 @@ class Bindings:
             problems.append(f"{slots[k].name} overlaps {slots[j].name} in memory")
 
     def _bind_device_views(self, given, new_outputs):
-        """``bind`` for CuPy arrays whose layouts are known (the array functions' calls), with
-        the per-binding work done as list operations; None when any binding needs the general
-        path (another type, a placed slot, a device that differs), which then reports it."""
+        """``bind`` for CuPy arrays whose layouts are known (the array functions' calls, whose
+        arrays are all of one kind), with the per-binding work done as list operations; None
+        when any binding needs the general path (host arrays, a placed slot, a device that
+        differs), which then reports it."""
         device = self.device
         if len(given) <= _FEW_BINDINGS:  # a plain loop costs less than the list operations
             addresses, address_bits = [], 0
@@ -374,7 +375,7 @@ class Bindings:
                 addresses.append(address)
                 address_bits |= address
         else:
-            if _cupy_ndarray is None or list(map(type, given)).count(_cupy_ndarray) != len(given):
+            if _cupy_ndarray is None or type(given[0]) is not _cupy_ndarray:  # one kind: the first tells
                 return None
             memories = list(map(_DATA, given))
             addresses = list(map(_PTR, memories))

@@ -367,6 +367,28 @@ def test_array_cache_is_bounded_in_bytes(monkeypatch):
     arrays._CACHE.clear()
 
 
+def test_array_cache_keeps_the_entries_in_use(monkeypatch):
+    """Past its bound the cache drops entries that were not used lately, not the oldest:
+    a call repeated between many others stays compiled."""
+    x = np.arange(4 * 64, dtype=np.int8).reshape(4, 64)
+    arrays._CACHE.clear()
+    hot = np.s_[:, 1:]
+    cd.strided_slice(x, hot)
+    (hot_key,) = arrays._CACHE._entries
+    monkeypatch.setattr(arrays._CACHE, "limit", 6 * arrays._CACHE.nbytes)
+    for start in range(2, 60):
+        cd.strided_slice(x, np.s_[:, start:])
+        cd.strided_slice(x, hot)
+        assert hot_key in arrays._CACHE._entries, start
+        assert arrays._CACHE.nbytes <= arrays._CACHE.limit
+    assert 3 <= len(arrays._CACHE) <= 6
+    cold = next(iter(arrays._CACHE._entries))
+    for start in range(60, 64):
+        cd.strided_slice(x, np.s_[:, start:])
+    assert cold not in arrays._CACHE._entries and hot_key in arrays._CACHE._entries
+    arrays._CACHE.clear()
+
+
 def test_cache_entry_estimate_covers_what_it_holds():
     import tracemalloc
 

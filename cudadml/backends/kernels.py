@@ -272,9 +272,10 @@ class Launch:
         assert len(self._template) % 8 == 0 and all(p % 8 == 0 for p, *_ in slots)
         self._slots = [(int(p) // 8, r, int(b), int(o)) for p, r, b, o in slots]
         self._many = None
-        if len(self._slots) > _FEW_SLOTS:  # rewritten as one NumPy gather: (words, roles, bindings, offsets)
+        if len(self._slots) > _FEW_SLOTS:  # rewritten as one NumPy gather (``_gather``)
             words, roles, bindings, offsets = np.array(self._slots, np.int64).T
             self._many = (words, roles, bindings, offsets.astype(np.uint64))
+            self._gathers = {}  # number of inputs -> (words, positions in inputs + outputs, offsets)
         self._functions = {}  # device id -> CUfunction
         self._words = ctypes.c_uint64 * (len(self._template) // 8)
         self._local = threading.local()
@@ -320,10 +321,16 @@ class Launch:
             for word, role, index, offset in self._slots:
                 words[word] = bound[role][index] + offset
         else:
-            positions, roles, bindings, offsets = self._many
-            flat = np.array(inputs + outputs, np.uint64)
-            arguments[3][positions] = flat[bindings + roles * len(inputs)] + offsets
+            gather = self._gathers.get(len(inputs)) or self._gather(len(inputs))
+            arguments[3][gather[0]] = np.array(inputs + outputs, np.uint64)[gather[1]] + gather[2]
         _driver.launchKernel(function, self.grid, 1, 1, BLOCK, 1, 1, 0, stream_ptr, arguments[1], 0)
+
+    def _gather(self, num_inputs):
+        """For calls of ``num_inputs`` inputs: each address field's word, the position of its
+        binding in ``inputs + outputs``, and its offset."""
+        words, roles, bindings, offsets = self._many
+        self._gathers[num_inputs] = gather = (words, bindings + roles * num_inputs, offsets)
+        return gather
 
     def __repr__(self):
         return f"<Launch {self.name} grid={self.grid}>"
