@@ -3,4 +3,8 @@ missing are left out (their tests skip in tests/)."""
 
 import importlib.util
 
-collect_ignore = [] if importlib.util.find_spec("torch") else ["cudadml/interop/torch.py"]
+collect_ignore = [
+    path
+    for module, path in (("torch", "cudadml/interop/torch.py"), ("dask", "cudadml/interop/dask.py"))
+    if importlib.util.find_spec(module) is None
+]
