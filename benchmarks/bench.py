@@ -322,12 +322,14 @@ def load_revision(rev: str):
         root, label = pathlib.Path(rev).resolve(), pathlib.Path(rev).resolve().name
     else:
         repo = pathlib.Path(__file__).resolve().parents[1]
-        sha = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "--verify", f"{rev}^{{commit}}"],
+        found = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
             capture_output=True,
             text=True,
-            check=True,
-        ).stdout.strip()
+        )
+        if found.returncode:
+            raise SystemExit(f"--against {rev}: neither a directory nor a commit of {repo}")
+        sha = found.stdout.strip()
         archive = subprocess.run(
             ["git", "-C", str(repo), "archive", sha, "cudadml", "kernels_cu"], capture_output=True, check=True
         ).stdout
