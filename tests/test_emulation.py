@@ -115,9 +115,10 @@ def blocks_per_sm(registers: int) -> int:
 
 
 #: The most registers per thread that any specialisation of a family may use on sm_90: the
-#: counts of 2026-11-24 plus the margin that keeps the same blocks per SM at the launch shape
-#: (128 threads), which the comment gives. A change that needs more lowers the occupancy of
-#: every kernel of the family that reaches it: measure it before raising a number.
+#: counts of 2026-11-24 (NVRTC 13.5) plus the margin that keeps the same blocks per SM at the
+#: launch shape (128 threads), which the comment gives. A change that needs more, a kernel's
+#: or a new NVRTC's, lowers the occupancy of every kernel of the family that reaches it:
+#: measure it (bench.py --against) before raising a number.
 REGISTER_LIMITS = {
     ("gather_elements", "int"): 32,  # today 32: 16 blocks, every warp slot
     ("gather_elements", "long long"): 40,  # today 40: 12 blocks, 75%
