@@ -21,11 +21,13 @@ gain REV's %D2D and the change in points (GPU time), and REV's host time per cal
 from __future__ import annotations
 
 import argparse
+import atexit
 import functools
 import importlib.util
 import io
 import json
 import pathlib
+import shutil
 import statistics
 import subprocess
 import sys
@@ -334,6 +336,7 @@ def load_revision(rev: str):
             ["git", "-C", str(repo), "archive", sha, "cudadml", "kernels_cu"], capture_output=True, check=True
         ).stdout
         root, label = pathlib.Path(tempfile.mkdtemp(prefix=f"cudadml-{sha[:12]}-")), sha[:7]
+        atexit.register(shutil.rmtree, root, True)  # read until the process ends (kernel sources)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(root, filter="data")
     if not (root / "cudadml" / "__init__.py").is_file() or not (root / "kernels_cu").is_dir():
