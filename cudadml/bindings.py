@@ -288,6 +288,17 @@ class Bindings:
         anything runs. ``layouts_known``: the caller matched every view's layout already;
         ``new_outputs``: the caller allocated the outputs for this call (parts of one buffer at
         disjoint places), so no output can share a byte with another binding."""
+        if type(inputs) is type(outputs) is list and (
+            len(inputs) == len(self.in_slots) and len(outputs) == len(self.out_slots)
+        ):  # CuPy arrays, checked as integer work before anything general
+            if layouts_known:
+                bound = self._bind_device_views(inputs, outputs, new_outputs)
+            elif self._buffer_rules is not None:
+                bound = self._bind_device_buffers(inputs, outputs, new_outputs)
+            else:
+                bound = None
+            if bound is not None:
+                return bound
         where, n = self.where, len(self.in_slots)
         if type(inputs) is not list:
             inputs = _as_list(inputs, "inputs", where)
@@ -302,14 +313,6 @@ class Bindings:
                 ]
             )
         given = inputs + outputs
-        if layouts_known:
-            bound = self._bind_device_views(given, new_outputs)
-            if bound is not None:
-                return bound
-        elif self._buffer_rules is not None:
-            bound = self._bind_device_buffers(given, new_outputs)
-            if bound is not None:
-                return bound
         problems = []
         kind = None
         device = self.device
@@ -357,12 +360,12 @@ class Bindings:
         for j, k in sorted(pairs):
             problems.append(f"{slots[k].name} overlaps {slots[j].name} in memory")
 
-    def _bind_device_views(self, given, new_outputs):
+    def _bind_device_views(self, inputs, outputs, new_outputs):
         """``bind`` for CuPy arrays whose layouts are known (the array functions' calls, whose
         arrays are all of one kind), with the per-binding work done as list operations; None
         when any binding needs the general path (host arrays, a placed slot, a device that
         differs), which then reports it."""
-        device = self.device
+        device, given = self.device, inputs + outputs
         if len(given) <= _FEW_BINDINGS:  # a plain loop costs less than the list operations
             addresses, address_bits = [], 0
             for b in given:
@@ -396,13 +399,15 @@ class Bindings:
                 address_bits |= addresses[k]
         return self._bound_device(given, addresses, new_outputs, address_bits)
 
-    def _bind_device_buffers(self, given, new_outputs):
-        """``bind`` for CuPy arrays bound whole as the buffers of buffer slots (a compiled
-        descriptor's common call), every rule checked as integer work; None when any binding
-        needs the general path, which then reports it."""
-        device = self.device
+    def _bind_device_buffers(self, inputs, outputs, new_outputs):
+        """``bind`` for lists of CuPy arrays bound whole as the buffers of buffer slots (a
+        compiled descriptor's common call), every rule checked as integer work and in one
+        function, since this is all the host work of such a call; None when any binding needs
+        the general path, or an output's extent meets another binding's (whose elements the
+        general path then compares), which then reports it."""
+        n, device = len(inputs), self.device
         addresses, address_bits = [], 0
-        for b, (need, alignment) in zip(given, self._buffer_rules):
+        for b, (need, alignment) in zip(inputs + outputs, self._buffer_rules):
             if type(b) is not _cupy_ndarray:
                 return None
             memory = b.data
@@ -416,7 +421,11 @@ class Bindings:
                 return None
             addresses.append(address)
             address_bits |= address
-        return self._bound_device(given, addresses, new_outputs, address_bits)
+        if not new_outputs:
+            for j, k, low_j, high_j, low_k, high_k in self._pairs:
+                if addresses[j] + low_j < addresses[k] + high_k and addresses[k] + low_k < addresses[j] + high_j:
+                    return None
+        return "cupy", (addresses[:n], addresses[n:]), (inputs, outputs), address_bits
 
     def _bound_device(self, given, addresses, new_outputs, address_bits):
         """``bind``'s result for CuPy bindings at ``addresses`` that passed every other rule."""
