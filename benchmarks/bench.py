@@ -83,22 +83,25 @@ def copy_time_us(reps):
     return device_time_us(lambda: cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, 2**30, 3, 0), reps)
 
 
-def host_time_us(fn, calls=2000, rounds=5):
-    """Wall time per call (host work and launch, synchronised at the end of each round):
-    the median of ``rounds`` rounds of ``calls // rounds`` calls, so one slow round (a pool
-    trim, a collection) does not decide the row."""
-    for _ in range(50):
-        fn()
-    per_round = calls // rounds
-    times = []
-    for _ in range(rounds):
-        cp.cuda.Device().synchronize()
-        t0 = time.perf_counter()
-        for _ in range(per_round):
+def host_times_us(fns, calls=2000, rounds=11):
+    """Wall time per call of each of ``fns`` (a dict; host work and launch, synchronised at the
+    end of each round): the median of ``rounds`` rounds of ``calls // rounds`` calls, the
+    participants' rounds taken in turn, so a slow spell of the host (a pool trim, a collection,
+    another process) lands on all of them and one slow round decides nothing."""
+    for fn in fns.values():
+        for _ in range(50):
             fn()
-        cp.cuda.Device().synchronize()
-        times.append((time.perf_counter() - t0) / per_round * 1e6)
-    return statistics.median(times)
+    per_round = calls // rounds
+    times = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            cp.cuda.Device().synchronize()
+            t0 = time.perf_counter()
+            for _ in range(per_round):
+                fn()
+            cp.cuda.Device().synchronize()
+            times[name].append((time.perf_counter() - t0) / per_round * 1e6)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def same_traffic_copy(nbytes):
@@ -427,7 +430,7 @@ def main(argv=None) -> int:
             continue
         ours = fns.pop("cudadml")
         fns = {"cudadml": ours(cd), **({old: ours(before)} if label else {}), **fns}
-        times = {k: host_time_us(f) if f else None for k, f in fns.items()}
+        times = {**dict.fromkeys(fns), **host_times_us({k: f for k, f in fns.items() if f})}
         change = f" {times[old]:.1f} | {times[old] / times['cudadml']:.2f}x |" if label else ""
         worst = min(worst, _row(name, times, "", " |", change=change))
         rows += _record(name, "per call", times)
