@@ -341,7 +341,8 @@ def load_revision(rev: str):
         root, label = pathlib.Path(tempfile.mkdtemp(prefix=f"cudadml-{sha[:12]}-")), sha[:7]
         atexit.register(shutil.rmtree, root, True)  # read until the process ends (kernel sources)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(root, filter="data")
+            # The "data" filter (no links out, no special files) where this Python has it (3.10.12+).
+            tar.extractall(root, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     if not (root / "cudadml" / "__init__.py").is_file() or not (root / "kernels_cu").is_dir():
         raise SystemExit(f"--against {rev}: {root} holds no cudadml/ package and kernels_cu/ beside it")
     name = "cudadml_at_" + "".join(c if c.isalnum() else "_" for c in label)

@@ -152,7 +152,7 @@ def test_no_local_memory_and_registers_within_limits(nvrtc_builds, source_file):
     for name, (frame, spill_stores, spill_loads, registers) in sorted(resources.items()):
         if frame or spill_stores or spill_loads:
             problems.append(f"{name}: {frame} bytes stack frame, {spill_stores}/{spill_loads} bytes spilled/reloaded")
-        family, index = kernels.group_key(name)[1], kernels.group_key(name)[3]
+        _, family, _, index = kernels.group_key(name)
         limit = REGISTER_LIMITS[family, index]
         if registers > limit:
             problems.append(
