@@ -13,7 +13,7 @@ import numpy as np
 from bench import copy_time_us, device_time_us, random
 
 import cudadml as cd
-from cudadml import arrays
+from cudadml import runner
 from cudadml.backends import kernels
 
 INNER = (slice(None), slice(None), slice(1, -1), slice(2, -2))
@@ -40,7 +40,7 @@ def main():
         call = functools.partial(cd.strided_slice, x, key)
         shares = []
         for by_row in (False, True):
-            arrays._CACHE.clear()
+            runner._CACHE.clear()
             kernels._packed = (lambda job: False) if by_row else packed
             try:
                 assert cp.array_equal(call().view(np.uint8), expected.view(np.uint8))
@@ -51,7 +51,7 @@ def main():
         print(f"| {name} | {shares[0]} | {shares[1]} |", flush=True)
         del x, expected, call
         cp.get_default_memory_pool().free_all_blocks()
-    arrays._CACHE.clear()
+    runner._CACHE.clear()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ kernels a workload will need ahead of its first call; compiles are logged at INF
 ``logging.getLogger("cudadml")``.
 """
 
+from .adapters import register_adapter
 from .arrays import join, slice, slice1, slice_grad, split, strided_slice, strided_slice_grad
 from .backends import use_host_backend
 from .bindings import BufferBinding
@@ -31,6 +32,23 @@ from .tensor import BufferTensorDesc, calc_buffer_tensor_size
 from .warmup import precompile
 
 __version__ = "0.1.0"
+
+
+def _torch_adapter():
+    from .interop.torch import ADAPTER
+
+    return ADAPTER
+
+
+def _dask_adapter():
+    from .interop.dask import ADAPTER
+
+    return ADAPTER
+
+
+# Dask first: a call holding any Dask array is Dask's; one whose first array is a tensor, torch's.
+register_adapter("dask.array", _dask_adapter)
+register_adapter("torch", _torch_adapter)
 
 __all__ = [
     "BindingError",
@@ -51,6 +69,7 @@ __all__ = [
     "explain",
     "join",
     "precompile",
+    "register_adapter",
     "slice",
     "slice1",
     "slice_grad",

@@ -7,6 +7,8 @@ from typing import Any
 
 from .backends import CUDA, backend_for, gpu_status
 from .bindings import Bindings, BufferBinding, Slot, check_layout
+from .hooks import provide, provided
+from .operators import desc_summary
 
 __all__ = ["BufferBinding", "CompiledOperator"]
 
@@ -100,14 +102,15 @@ class CompiledOperator:
         return prepared
 
     def __repr__(self) -> str:
-        from .display import compiled_repr
-
-        return compiled_repr(self)
+        plan = self.plan
+        if hasattr(plan, "jobs"):
+            work = f"{len(plan.jobs)} strided cop{'y' if len(plan.jobs) == 1 else 'ies'}"
+        else:
+            work = "a gradient gather"
+        return f"<CompiledOperator {self.desc.NAME} {desc_summary(self.desc)}: {work}, {plan.output_bytes} bytes out>"
 
     def _repr_html_(self) -> str:
-        from .display import explain
-
-        return explain(self)._repr_html_()
+        return provided("picture")(self)._repr_html_()
 
     def execute(self, inputs: Sequence[Any], outputs: Sequence[Any], *, stream: Any = None) -> None:
         """Run the operator.
@@ -141,3 +144,6 @@ class CompiledOperator:
         backend = CUDA if kind == "cupy" else backend_for(kind)
         prepared = self._prepared.get(backend) or self._prepared_for(backend)
         backend.run(prepared, addresses, owners, stream, address_bits)
+
+
+provide("compile", CompiledOperator)

@@ -20,7 +20,11 @@ import numpy as np
 
 from . import arrays
 from .backends import reference
-from .tensor import BufferTensorDesc, last_element_index, packed_strides
+from .compiled import CompiledOperator
+from .errors import int_tuple
+from .hooks import provide
+from .operators import _OperatorDesc, desc_summary, tensors_text
+from .tensor import BufferTensorDesc, last_element_index, packed_strides, tensor_text
 
 __all__ = ["Explanation", "explain"]
 
@@ -347,7 +351,7 @@ def _of_desc(desc):
         _run_plan(desc, [source], [b for b, _ in targets])
         part_of = {o: k for k, (b, at) in enumerate(targets) for o in b[at].ravel().tolist()}
         title = f"{name}: {tensor_text(ins[0])} -> {len(outs)} parts along axis {desc.axis}"
-        parts = [f"part {k}: {_tensors_text([t])}" for k, t in enumerate(outs)]
+        parts = [f"part {k}: {tensors_text([t])}" for k, t in enumerate(outs)]
         return _parts(title, part_of, ins[0].sizes, ins[0].effective_strides, parts, split=True)
     sources = []
     for k, t in enumerate(ins):
@@ -358,7 +362,7 @@ def _of_desc(desc):
     _run_plan(desc, sources, [target])
     part_of = dict(zip(at.ravel().tolist(), target[at].ravel().tolist()))
     title = f"{name}: {len(ins)} parts along axis {desc.axis} -> {tensor_text(outs[0])}"
-    parts = [f"part {k}: {_tensors_text([t])}" for k, t in enumerate(ins)]
+    parts = [f"part {k}: {tensors_text([t])}" for k, t in enumerate(ins)]
     return _parts(title, part_of, outs[0].sizes, outs[0].effective_strides, parts, split=False)
 
 
@@ -379,7 +383,7 @@ def _of_tensor(tensor):
 
 
 def _shape(a, where):
-    return tuple(a.shape) if hasattr(a, "shape") else arrays.int_tuple(a, "shape", where)
+    return tuple(a.shape) if hasattr(a, "shape") else int_tuple(a, "shape", where)
 
 
 def _of_call(fn, args, kwargs):
@@ -392,7 +396,7 @@ def _of_call(fn, args, kwargs):
     given = arguments.pop(next(iter(signature.parameters)))
     where = f"explain(cd.{name})"
     if name == "join":
-        shapes = [_shape(a, where) for a in arrays._as_list(given, "xs", where)]
+        shapes = [_shape(a, where) for a in given]
         joined = fn([np.full(s, k, np.uint32) for k, s in enumerate(shapes)], **arguments)
         title = f"cd.join: {len(shapes)} parts along axis {arguments['axis']} -> {joined.shape}"
         parts = [f"part {k}: {s}" for k, s in enumerate(shapes)]
@@ -460,9 +464,6 @@ def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
     1  . . . .
     2  . 0 1 2
     """
-    from .compiled import CompiledOperator
-    from .operators import _OperatorDesc
-
     if isinstance(what, CompiledOperator):
         what = what.desc
     if isinstance(what, (_OperatorDesc, BufferTensorDesc)):
@@ -478,59 +479,4 @@ def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
     return _of_call(what, args, kwargs)
 
 
-# ---- reprs -------------------------------------------------------------------------------------------
-
-
-def _tensor_fields(tensor):
-    """``(field, value)`` of a tensor's fields that are not their defaults, after its type and sizes."""
-    minimum = BufferTensorDesc(tensor.data_type, tensor.sizes, tensor.strides).total_tensor_size_in_bytes
-    fields = [
-        ("strides", tensor.strides, None),
-        ("total_tensor_size_in_bytes", tensor.total_tensor_size_in_bytes, minimum),
-        ("guaranteed_base_offset_alignment", tensor.guaranteed_base_offset_alignment, 0),
-        ("flags", tensor.flags.name, "NONE"),
-    ]
-    return [(field, value) for field, value, default in fields if value != default]
-
-
-def tensor_text(tensor) -> str:
-    """``FLOAT32 (2, 3)``, then its fields that are not their defaults: ``strides=(4, 1)``."""
-    extras = "".join(f" {field}={value}" for field, value in _tensor_fields(tensor))
-    return f"{tensor.data_type.name} {tuple(tensor.sizes)}{extras}"
-
-
-def tensor_repr(tensor) -> str:
-    extras = "".join(f", {field}={value}" for field, value in _tensor_fields(tensor))
-    return f"BufferTensorDesc({tensor.data_type.name}, {tuple(tensor.sizes)}{extras})"
-
-
-def _tensors_text(tensors, most=3):
-    shown = [tensor_text(t).split(" ", 1)[1] for t in tensors[:most]]
-    if len(tensors) > most:
-        shown.append(f"... ({len(tensors)} tensors)")
-    return ", ".join(shown)
-
-
-def desc_summary(desc) -> str:
-    """``FLOAT32 (1, 1, 4, 4) -> (1, 1, 2, 2)``: the data type and the tensors, in to out."""
-    ins, outs = desc.input_tensors, desc.output_tensors
-    return f"{ins[0].data_type.name} {_tensors_text(ins)} -> {_tensors_text(outs)}"
-
-
-def desc_repr(desc) -> str:
-    from .enums import FeatureLevel
-    from .operators import _roles
-
-    fields = [f"{attr}={getattr(desc, attr)}" for attr, _, role in _roles(type(desc)) if role.kind in ("array", "axis")]
-    if desc.feature_level != FeatureLevel.newest():
-        fields.append(f"feature_level={desc.feature_level}")
-    return f"{type(desc).__name__}({', '.join([desc_summary(desc), *fields])})"
-
-
-def compiled_repr(op) -> str:
-    plan = op.plan
-    if hasattr(plan, "jobs"):
-        work = f"{len(plan.jobs)} strided cop{'y' if len(plan.jobs) == 1 else 'ies'}"
-    else:
-        work = "a gradient gather"
-    return f"<CompiledOperator {op.desc.NAME} {desc_summary(op.desc)}: {work}, {plan.output_bytes} bytes out>"
+provide("picture", explain)

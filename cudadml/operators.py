@@ -16,16 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from functools import cache, cached_property
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from . import plan as _plan
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import Violations, as_int, int_tuple
 from .overlap import overlaps_itself
-from .tensor import UINT32_MAX, BufferTensorDesc
+from .hooks import provided
+from .tensor import UINT32_MAX, BufferTensorDesc, tensor_text
 
-if TYPE_CHECKING:
-    from .compiled import CompiledOperator
 
 __all__ = [
     "SUPPORT",
@@ -279,16 +277,15 @@ class _OperatorDesc:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        from .display import desc_repr
-
-        return desc_repr(self)
+        fields = [f"{attr}={getattr(self, attr)}" for attr, _, role in _roles(type(self)) if role.kind in ("array", "axis")]
+        if self.feature_level != FeatureLevel.newest():
+            fields.append(f"feature_level={self.feature_level}")
+        return f"{type(self).__name__}({', '.join([desc_summary(self), *fields])})"
 
     def _repr_html_(self) -> str:
-        from .display import explain
+        return provided("picture")(self)._repr_html_()
 
-        return explain(self)._repr_html_()
-
-    def compile(self, device: int | None = None) -> CompiledOperator:
+    def compile(self, device: int | None = None) -> "CompiledOperator":  # noqa: F821 (provided: hooks)
         """Compile for execution: returns a ``CompiledOperator``.
 
         Parameters
@@ -296,9 +293,7 @@ class _OperatorDesc:
         device : int, optional
             CUDA device for CuPy bindings; the current device when omitted.
         """
-        from .compiled import CompiledOperator
-
-        return CompiledOperator(self, device=device)
+        return provided("compile")(self, device=device)
 
 
 def _check_output(v: Violations, name: str, tensor: BufferTensorDesc) -> None:
@@ -333,6 +328,13 @@ class _WindowDesc(_OperatorDesc):
             o + s - 1 if st < 0 else o
             for o, s, st in zip(self.input_window_offsets, self.input_window_sizes, self.input_window_strides)
         )
+
+    @property
+    def windows(self) -> tuple[tuple[int, int, int], ...]:
+        """Per dimension ``(start, step, count)``: element ``c`` of ``_RESULT`` pairs with
+        element ``start + step * c`` of ``_SOURCE`` (what the plan lowers, and what pictures draw)."""
+        counts = getattr(self, self._RESULT).sizes
+        return tuple(zip(self.copy_start, self.input_window_strides, counts))
 
     def _validate(self, v):
         source, result = directml_name(self._SOURCE), directml_name(self._RESULT)
@@ -435,15 +437,14 @@ class SliceOperatorDesc(_OperatorDesc):
                     f"reads past InputTensor.Sizes[{i}] = {bound}"
                 )
 
+    @property
+    def windows(self) -> tuple[tuple[int, int, int], ...]:
+        """Per dimension ``(start, step, count)``: output element ``c`` reads input element
+        ``start + step * c`` (what the plan lowers, and what pictures draw)."""
+        return tuple(zip(self.offsets, self.strides, self.sizes))
+
     def _lower(self, input_strides, output_strides):
-        return _plan.plan_slice(
-            self.input_tensor.data_type.element_size,
-            self.offsets,
-            self.strides,
-            self.sizes,
-            input_strides[0],
-            output_strides[0],
-        )
+        return _plan.plan_slice(self.input_tensor.data_type.element_size, self.windows, input_strides[0], output_strides[0])
 
 
 @dataclass(frozen=True, repr=False)
@@ -492,14 +493,7 @@ class Slice1OperatorDesc(_WindowDesc):
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
     def _lower(self, input_strides, output_strides):
-        return _plan.plan_slice(
-            self.input_tensor.data_type.element_size,
-            self.copy_start,
-            self.input_window_strides,
-            self.output_tensor.sizes,
-            input_strides[0],
-            output_strides[0],
-        )
+        return _plan.plan_slice(self.input_tensor.data_type.element_size, self.windows, input_strides[0], output_strides[0])
 
 
 @dataclass(frozen=True, repr=False)
@@ -554,9 +548,7 @@ class SliceGradOperatorDesc(_WindowDesc):
             self.input_gradient_tensor.data_type.element_size,
             self.output_gradient_tensor.sizes,
             output_strides[0],
-            self.copy_start,
-            self.input_window_strides,
-            self.input_gradient_tensor.sizes,
+            self.windows,
             input_strides[0],
         )
 
@@ -662,3 +654,17 @@ class JoinOperatorDesc(_PartsDesc):
             input_strides,
             output_strides[0],
         )
+
+
+def tensors_text(tensors, most=3) -> str:
+    """``(2, 3), (2, 1)``: the sizes (and other fields) of at most ``most`` tensors."""
+    shown = [tensor_text(t).split(" ", 1)[1] for t in tensors[:most]]
+    if len(tensors) > most:
+        shown.append(f"... ({len(tensors)} tensors)")
+    return ", ".join(shown)
+
+
+def desc_summary(desc) -> str:
+    """``FLOAT32 (1, 1, 4, 4) -> (1, 1, 2, 2)``: the data type and the tensors, in to out."""
+    ins, outs = desc.input_tensors, desc.output_tensors
+    return f"{ins[0].data_type.name} {tensors_text(ins)} -> {tensors_text(outs)}"

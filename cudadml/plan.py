@@ -179,30 +179,26 @@ class SliceGradPlan:
         ).simplified()
 
 
-def plan_slice(element_size, starts, steps, sizes, in_strides, out_strides) -> CopyPlan:
-    """SLICE and SLICE1: ``out[c] = in[starts + steps * c]``."""
+def plan_slice(element_size, windows, in_strides, out_strides) -> CopyPlan:
+    """SLICE and SLICE1: ``out[c] = in[start + step * c]`` with ``(start, step, count)`` per
+    dimension in ``windows``."""
     job = CopyJob(
         0,
         0,
-        tuple(sizes),
-        tuple(step * s for step, s in zip(steps, in_strides)),
+        tuple(count for _, _, count in windows),
+        tuple(step * s for (_, step, _), s in zip(windows, in_strides)),
         tuple(out_strides),
-        sum(start * s for start, s in zip(starts, in_strides)),
+        sum(start * s for (start, _, _), s in zip(windows, in_strides)),
         0,
     )
     return CopyPlan(element_size, (job,)).simplified()
 
 
-def plan_slice_grad(element_size, sizes, out_strides, starts, steps, counts, in_strides) -> SliceGradPlan:
-    return SliceGradPlan(
-        element_size,
-        tuple(sizes),
-        tuple(out_strides),
-        tuple(starts),
-        tuple(steps),
-        tuple(counts),
-        tuple(in_strides),
-    ).simplified()
+def plan_slice_grad(element_size, sizes, out_strides, windows, in_strides) -> SliceGradPlan:
+    """SLICE_GRAD: output element ``start + step * c`` receives input element ``c``, with
+    ``(start, step, count)`` per dimension in ``windows``; the others receive 0."""
+    starts, steps, counts = zip(*windows)
+    return SliceGradPlan(element_size, tuple(sizes), tuple(out_strides), starts, steps, counts, tuple(in_strides)).simplified()
 
 
 def plan_split(element_size, input_sizes, output_sizes, axis, in_strides, out_strides_list) -> CopyPlan:

@@ -12,6 +12,7 @@ import numpy as np
 
 from .enums import TensorDataType, TensorFlags
 from .errors import DescriptorError, Violations, as_int, int_tuple
+from .hooks import provided
 
 __all__ = ["BufferTensorDesc", "calc_buffer_tensor_size"]
 
@@ -247,14 +248,11 @@ class BufferTensorDesc:
         v.raise_if_any()
 
     def __repr__(self) -> str:
-        from .display import tensor_repr
-
-        return tensor_repr(self)
+        extras = "".join(f", {field}={value}" for field, value in _tensor_fields(self))
+        return f"BufferTensorDesc({self.data_type.name}, {tuple(self.sizes)}{extras})"
 
     def _repr_html_(self) -> str:
-        from .display import explain
-
-        return explain(self)._repr_html_()
+        return provided("picture")(self)._repr_html_()
 
     @property
     def dimension_count(self) -> int:
@@ -298,3 +296,21 @@ class BufferTensorDesc:
                 )
             strides.append(s // dtype.itemsize)
         return cls(data_type, shape, tuple(strides), **kwargs)
+
+
+def _tensor_fields(tensor):
+    """``(field, value)`` of a tensor's fields that are not their defaults, after its type and sizes."""
+    minimum = BufferTensorDesc(tensor.data_type, tensor.sizes, tensor.strides).total_tensor_size_in_bytes
+    fields = [
+        ("strides", tensor.strides, None),
+        ("total_tensor_size_in_bytes", tensor.total_tensor_size_in_bytes, minimum),
+        ("guaranteed_base_offset_alignment", tensor.guaranteed_base_offset_alignment, 0),
+        ("flags", tensor.flags.name, "NONE"),
+    ]
+    return [(field, value) for field, value, default in fields if value != default]
+
+
+def tensor_text(tensor) -> str:
+    """``FLOAT32 (2, 3)``, then its fields that are not their defaults: ``strides=(4, 1)``."""
+    extras = "".join(f" {field}={value}" for field, value in _tensor_fields(tensor))
+    return f"{tensor.data_type.name} {tuple(tensor.sizes)}{extras}"

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import cudadml as cd
-from cudadml import arrays
+from cudadml import runner
 from cudadml.overlap import overlaps_itself, share_an_element
 from cudadml.testing import POISON, aligned_empty, random_array, to_host
 
@@ -356,54 +356,54 @@ def test_split_parts_are_views_of_one_allocation(xp, rng):
 
 
 def test_array_cache_is_bounded_in_bytes(monkeypatch):
-    monkeypatch.setattr(arrays._CACHE, "limit", 200_000)
-    arrays._CACHE.clear()
+    monkeypatch.setattr(runner._CACHE, "limit", 200_000)
+    runner._CACHE.clear()
     x = np.arange(4 * 64, dtype=np.int8).reshape(4, 64)
     for parts in range(1, 65):
         cd.split(x, parts if 64 % parts == 0 else [1] * 64, axis=1)
         cd.strided_slice(x, np.s_[:, parts:])
-        assert arrays._CACHE.nbytes <= 200_000
-    assert 0 < len(arrays._CACHE) < 128
-    arrays._CACHE.clear()
+        assert runner._CACHE.nbytes <= 200_000
+    assert 0 < len(runner._CACHE) < 128
+    runner._CACHE.clear()
 
 
 def test_array_cache_keeps_the_entries_in_use(monkeypatch):
     """Past its bound the cache drops entries that were not used lately, not the oldest:
     a call repeated between many others stays compiled."""
     x = np.arange(4 * 64, dtype=np.int8).reshape(4, 64)
-    arrays._CACHE.clear()
+    runner._CACHE.clear()
     hot = np.s_[:, 1:]
     cd.strided_slice(x, hot)
-    (hot_key,) = arrays._CACHE._entries
-    monkeypatch.setattr(arrays._CACHE, "limit", 6 * arrays._CACHE.nbytes)
+    (hot_key,) = runner._CACHE._entries
+    monkeypatch.setattr(runner._CACHE, "limit", 6 * runner._CACHE.nbytes)
     for start in range(2, 60):
         cd.strided_slice(x, np.s_[:, start:])
         cd.strided_slice(x, hot)
-        assert hot_key in arrays._CACHE._entries, start
-        assert arrays._CACHE.nbytes <= arrays._CACHE.limit
-    assert 3 <= len(arrays._CACHE) <= 6
-    cold = next(iter(arrays._CACHE._entries))
+        assert hot_key in runner._CACHE._entries, start
+        assert runner._CACHE.nbytes <= runner._CACHE.limit
+    assert 3 <= len(runner._CACHE) <= 6
+    cold = next(iter(runner._CACHE._entries))
     for start in range(60, 64):
         cd.strided_slice(x, np.s_[:, start:])
-    assert cold not in arrays._CACHE._entries and hot_key in arrays._CACHE._entries
-    arrays._CACHE.clear()
+    assert cold not in runner._CACHE._entries and hot_key in runner._CACHE._entries
+    runner._CACHE.clear()
 
 
 def test_cache_entry_estimate_covers_what_it_holds():
     import tracemalloc
 
-    arrays._CACHE.clear()
+    runner._CACHE.clear()
     x = np.zeros((2, 2000), np.float32)
     cd.split(x, 2000, axis=1)  # warm imports and the NumPy machinery
-    arrays._CACHE.clear()
+    runner._CACHE.clear()
     tracemalloc.start()
     try:
         cd.split(x, 2000, axis=1)
         held = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
-    assert arrays._CACHE.nbytes >= held * 0.9, (arrays._CACHE.nbytes, held)
-    arrays._CACHE.clear()
+    assert runner._CACHE.nbytes >= held * 0.9, (runner._CACHE.nbytes, held)
+    runner._CACHE.clear()
 
 
 def test_threads_share_the_cache_and_get_exact_results():

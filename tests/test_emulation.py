@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import cudadml as cd
-from cudadml import arrays
+from cudadml import runner
 from cudadml._memory import byte_extent
 from cudadml.backends import EMULATE, emulate, kernels, reference
 from cudadml.testing import POISON, TensorBuffer, aligned_empty, emulated, random_array
@@ -572,9 +572,9 @@ def index_type(request, monkeypatch):
     (what spans past 2^31 bytes get), so that both kinds of indexing run on small arrays."""
     if request.param == "long long":
         monkeypatch.setattr(kernels, "_index_type", lambda *args: np.int64)
-    arrays._CACHE.clear()
+    runner._CACHE.clear()
     yield request.param
-    arrays._CACHE.clear()
+    runner._CACHE.clear()
 
 
 @pytest.mark.emulate

@@ -329,7 +329,8 @@ def test_an_operator_is_its_fields_rules_and_lowering(monkeypatch, rng):
         def _lower(self, input_strides, output_strides):
             sizes = self.output_tensor.sizes
             size = self.input_tensor.data_type.element_size
-            return plan.plan_slice(size, self.offsets, (1,) * len(sizes), sizes, input_strides[0], output_strides[0])
+            windows = tuple(zip(self.offsets, (1,) * len(sizes), sizes))
+            return plan.plan_slice(size, windows, input_strides[0], output_strides[0])
 
     f32 = cd.TensorDataType.FLOAT32
     x_desc, y_desc = cd.BufferTensorDesc(f32, (4, 6)), cd.BufferTensorDesc(f32, (2, 3))

@@ -1,21 +1,20 @@
-"""Dask arrays in, lazy Dask arrays out: the array functions on arrays of NumPy or CuPy chunks.
+"""Dask arrays in, lazy Dask arrays out: the adapter of ``dask.array.Array``.
 
-The array functions hand a call here when it holds a ``dask.array.Array``, so this module,
-and Dask, are imported only by a caller who has already imported Dask. The call is
-validated whole, when it is made: the array function itself runs on stand-ins of the whole
-shapes (zero-strided NumPy arrays) under ``arrays._validating``, so it builds the DirectML
-descriptor of the whole call, with every rule and message of a NumPy call of those shapes,
-and returns the result shapes, compiling and moving nothing. (The one rule lifted is a
-buffer's 2^32 - 1 element span: each chunk is a buffer of its own, checked here when the
-graph is built and again by its own call.)
+The package registers this adapter (``adapters.register_adapter``), so this module, and
+Dask, are imported only by a call that holds a Dask array, whose caller has imported Dask.
+The call is validated whole, when it is made: its operation (``calls``) is described for the
+whole shapes (``runner.describe``: the DirectML descriptor of the whole call, with every rule
+and message of a NumPy call of those shapes), which gives the result shapes. (The one rule
+lifted is a buffer's 2^32 - 1 element span: each chunk is a buffer of its own, checked here
+when the graph is built and again by its own call.)
 
 The graph is built from the plan. Every operator here reads, along each input axis, the
 elements ``start + step * k`` for ``k`` in ``range(count)`` (SLICE, SLICE1 and basic
 indexing: a window; SPLIT: a part, step 1; JOIN: the output's segment from one input), so an
 output chunk's box maps to a box of ``k`` per axis, which the input's chunk boundaries cut
 into pieces; their product over the axes is one call of the same array function per piece,
-on the one input chunk it reads, written with ``out=`` into a view of the output chunk,
-which its task allocates with the chunks' module (NumPy: the host backend; CuPy: the
+on the one input chunk it reads: an operation of the same kind whose window is derived
+from the call's (``windows``), written into a view of the output chunk, which its task allocates with the chunks' module (NumPy: the host backend; CuPy: the
 kernels, on the worker's current device and stream). A task depends only on the input
 chunks of its pieces. SLICE_GRAD and the gradient of basic indexing run the other way: an
 output chunk collects the window positions inside it, cut where ``dy``'s chunks are; one
@@ -24,7 +23,7 @@ that holds none is zeros, with no dependency.
 SPLIT and JOIN: an output chunk that is a whole input chunk *is* that chunk (its key
 aliases the input's: no task, no copy; Dask arrays are immutable, so sharing is safe).
 Elsewhere a piece is a one-part SPLIT (or one-array JOIN) of a view of the input chunk into
-``out=``. By default the parts of a split are cut where the input's chunks are, and a join
+a view of the output chunk. By default the parts of a split are cut where the input's chunks are, and a join
 has the inputs' chunks along its axis, so where part boundaries fall on chunk boundaries
 nothing is copied.
 """
@@ -32,9 +31,7 @@ nothing is copied.
 from __future__ import annotations
 
 import bisect
-import functools
 import importlib
-import inspect
 import itertools
 import math
 from dataclasses import dataclass
@@ -44,9 +41,11 @@ import numpy as np
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from .. import arrays
-from ..errors import DescriptorError, int_tuple
-from ..tensor import MAX_ELEMENTS
+from .. import calls
+from ..bindings import check_element_dtype
+from ..errors import DescriptorError
+from ..runner import PLAIN, describe, run
+from ..tensor import MAX_ELEMENTS, SPAN_RULE
 
 # ---- tasks (module level, so that a distributed cluster's worker processes can unpickle them) ----
 
@@ -54,80 +53,80 @@ from ..tensor import MAX_ELEMENTS
 @dataclass(frozen=True)
 class _Chunk:
     """What one output chunk's task does: allocate ``shape`` (zeros where ``zeros``) with the
-    array module ``module``, then run each call ``(function, source, source box, args,
-    kwargs, box)``: ``arrays.<function>(sources[source][source box], *args,
-    out=out[box], **kwargs, **options)``. A dataclass, not a tuple, so that Dask does not
-    look inside it for keys."""
+    array module ``module``, then run each ``(operation, source, source box, box)``: the
+    operation on ``sources[source][source box]`` into ``out[box]``. A dataclass, not a tuple,
+    so that Dask does not look inside it for keys."""
 
     module: str
     shape: tuple
     dtype: np.dtype
     zeros: bool
     calls: tuple
-    options: dict
 
 
 def _fill(chunk, *sources):
     xp = np if chunk.module == "numpy" else importlib.import_module(chunk.module)
     out = (xp.zeros if chunk.zeros else xp.empty)(chunk.shape, chunk.dtype)
-    for function, source, source_box, args, kwargs, box in chunk.calls:
+    for operation, source, source_box, box in chunk.calls:
         x = sources[source] if source_box is None else sources[source][source_box]
         into = out[(*box, Ellipsis)]  # a view, also of a 0-dimensional chunk
-        fn = getattr(arrays, function)
-        if function == "split":
-            fn(x, 1, *args, out=[into], **kwargs, **chunk.options)
-        elif function == "join":
-            fn([x], *args, out=into, **kwargs, **chunk.options)
-        else:
-            fn(x, *args, out=into, **kwargs, **chunk.options)
+        run(operation, *PLAIN.arrays(type(operation), [x], [into]))
     return out
 
 
 # ---- the call -------------------------------------------------------------------------------------
 
 
-@functools.cache
-def _signature(fn):
-    return inspect.signature(fn)
+class DaskAdapter:
+    """Calls holding a ``dask.array.Array`` (as any of their arrays or ``out``)."""
 
+    def takes(self, inputs, outs):
+        return any(isinstance(a, da.Array) for a in inputs) or any(isinstance(a, da.Array) for a in outs or ())
 
-def call(fn, args, kwargs, chunks):
-    """``fn(*args, **kwargs)`` for an array function ``fn`` given Dask arrays: lazy Dask arrays out."""
-    name = fn.__name__
-    arguments = _signature(fn).bind(*args, **kwargs)
-    arguments.apply_defaults()
-    arguments = dict(arguments.arguments)
-    first = next(iter(arguments))  # x, dy or xs
-    given = arguments[first]
-    inputs = list(arrays._as_list(given, first, name)) if first == "xs" else [given]
-    if arguments["out"] is not None:
-        raise TypeError(
-            f"{name}: out= cannot be used with Dask arrays: a Dask array is immutable and the result is a new "
-            "lazy Dask array (dask.array.store(result, target) writes it into an existing array)"
-        )
-    if arguments["stream"] is not None:
-        raise TypeError(
-            f"{name}: stream= does not apply to Dask arrays: each chunk runs on its worker's current stream"
-        )
-    modules = []
-    for k, x in enumerate(inputs):
-        where = f"{first}[{k}]" if first == "xs" else first
-        if not isinstance(x, da.Array):
+    def arrays(self, operation, inputs, outs):
+        name, what = operation.function, operation.ARGUMENT
+        if outs is not None:
             raise TypeError(
-                f"{name}: {where} is a {type(x).__name__}; a call with Dask arrays takes only Dask arrays "
-                "(dask.array.from_array(a) makes one)"
+                f"{name}: out= cannot be used with Dask arrays: a Dask array is immutable and the result is a new "
+                "lazy Dask array (dask.array.store(result, target) writes it into an existing array)"
             )
-        modules.append(_module(name, x, where))
-        if any(math.isnan(c) for c in itertools.chain.from_iterable(x.chunks)):
-            raise ValueError(f"{name}: {where} has unknown chunk sizes (NaN); call {where}.compute_chunk_sizes() first")
-    if any(m != modules[0] for m in modules):
-        raise TypeError(f"{name}: xs mix NumPy (host) and CuPy (device) chunks")
-    stand_ins = [np.broadcast_to(np.empty((), x.dtype), x.shape) for x in inputs]
-    with arrays._validating():
-        entry = fn(**{**arguments, first: stand_ins if first == "xs" else stand_ins[0]})
-    options = {"feature_level": arguments["feature_level"], "directml_types": arguments["directml_types"]}
-    build = _BUILDERS[name]
-    return build(name, inputs, modules[0], arguments, entry.shapes, chunks, options)
+        modules = []
+        for k, x in enumerate(inputs):
+            where = f"{what}[{k}]" if what == "xs" else what
+            if not isinstance(x, da.Array):
+                raise TypeError(
+                    f"{name}: {where} is a {type(x).__name__}; a call with Dask arrays takes only Dask arrays "
+                    "(dask.array.from_array(a) makes one)"
+                )
+            modules.append(_module(name, x, where))
+            if any(math.isnan(c) for c in itertools.chain.from_iterable(x.chunks)):
+                raise ValueError(
+                    f"{name}: {where} has unknown chunk sizes (NaN); call {where}.compute_chunk_sizes() first"
+                )
+            check_element_dtype(x.dtype, f"{operation.NAME}: the input")
+        if any(m != modules[0] for m in modules):
+            raise TypeError(f"{name}: xs mix NumPy (host) and CuPy (device) chunks")
+        if len(inputs) > 1:
+            calls.common_dtype(operation.NAME, [x.dtype for x in inputs])
+        return inputs, None
+
+    def run(self, operation, inputs, outs, stream=None, chunks=None):
+        if stream is not None:
+            raise TypeError(
+                f"{operation.function}: stream= does not apply to Dask arrays: each chunk runs on its worker's "
+                "current stream"
+            )
+        span = SPAN_RULE.set(False)  # each chunk is a buffer of its own, checked below and by its own call
+        try:
+            shapes = describe(operation, inputs[0].dtype, [x.shape for x in inputs])
+        finally:
+            SPAN_RULE.reset(span)
+        module = _module(operation.function, inputs[0], operation.ARGUMENT)
+        result = _BUILDERS[type(operation)](operation, inputs, module, shapes, chunks)
+        return result if isinstance(result, list) else [result]
+
+
+ADAPTER = DaskAdapter()
 
 
 def _module(name, x, where):
@@ -226,50 +225,37 @@ def _empty_graph(name, x, module, dtype, chunks, zeros):
     dsk = {}
     for index, ranges in _blocks(chunks):
         shape = tuple(b - a for a, b in ranges)
-        dsk[(name, *index)] = (_fill, _Chunk(module, shape, dtype, zeros, (), {}))
+        dsk[(name, *index)] = (_fill, _Chunk(module, shape, dtype, zeros, ()))
     return _array(name, dsk, chunks, module, dtype, [x])
 
 
 # ---- windows: slice, slice1, strided_slice ------------------------------------------------------------
 
 
-def _window(arguments, name, shape):
-    """``(windows, axis_map, key)``: ``(start, step, count)`` per input axis, the result axis
-    of each (``None`` where an integer index drops it), and for basic indexing the key."""
-    ndim = len(shape)
-    if name in ("strided_slice", "strided_slice_grad"):
-        windows, _, axis_map = arrays._parse_key(arrays._index_key(arguments["key"]), shape)
-        return windows, axis_map
-    if name == "slice":
-        offsets = int_tuple(arguments["offsets"], "Offsets", name)
-        counts = int_tuple(arguments["sizes"], "Sizes", name)
-        steps = (1,) * ndim if arguments["strides"] is None else int_tuple(arguments["strides"], "Strides", name)
-        return list(zip(offsets, steps, counts)), list(range(ndim))
-    offsets, sizes, steps = arrays._window_args(
-        name, ndim, arguments["window_offsets"], arguments["window_sizes"], arguments["window_strides"]
-    )
-    windows = [(o if s > 0 else o + n - 1, s) for o, n, s in zip(offsets, sizes, steps)]
-    return windows, list(range(ndim))  # counts: added by the caller
+def _local(operation, windows, rank):
+    """``operation`` (of the window kind) for one piece: ``(start, step, count)`` per input
+    axis in the chunk it reads; ``rank``: the result's rank."""
+    if isinstance(operation, calls.Slice):
+        offsets, steps, counts = zip(*windows)
+        return operation._replace(offsets=offsets, sizes=counts, strides=steps)
+    if isinstance(operation, calls.Slice1):
+        offsets = tuple(s if st > 0 else s + st * (n - 1) for s, st, n in windows)
+        sizes = tuple((n - 1) * abs(st) + 1 for _, st, n in windows)
+        counts = tuple(n for *_, n in windows)
+        return operation._replace(offsets=offsets, sizes=sizes, strides=tuple(st for _, st, _ in windows), output_sizes=counts)
+    result_shape = [1] * rank
+    for (_, _, n), r in zip(windows, operation.axis_map):
+        if r is not None:
+            result_shape[r] = n
+    return operation._replace(windows=windows, result_shape=tuple(result_shape))
 
 
-def _local_key(axis_map, tokens, rank):
-    """A basic index: ``tokens[d]`` for input axis ``d``, with ``None`` where the result has a
-    new axis (``rank`` result axes, ``axis_map`` as ``_parse_key`` returns it)."""
-    key, r = [], 0
-    for d, token in enumerate(tokens):
-        if axis_map[d] is not None:
-            key += [None] * (axis_map[d] - r)
-            r = axis_map[d] + 1
-        key.append(token)
-    return tuple(key + [None] * (rank - r))
-
-
-def _gather(name, sources, module, dtype, axis_map, chunks, plan, make_call, options, alias=False):
+def _gather(name, sources, module, dtype, axis_map, chunks, plan, make_call, alias=False):
     """The tasks of a result with ``chunks``: ``plan(ranges)`` lists, for an output chunk of
     ``[a, b)`` per axis, each source it reads with the pieces per input axis ``d`` (result
     axis ``axis_map[d]``, or ``None`` where the result drops it): ``(chunk, local start, ka,
     kb)``, ``k`` being the result's index along that axis. ``make_call(source, pieces)``
-    gives one piece's ``(function, source box, args, kwargs)``. With ``alias``, an output
+    gives one piece's ``(operation, source box)``. With ``alias``, an output
     chunk that is one whole input chunk is that chunk's key."""
     rank, dsk = len(chunks), {}
     for index, ranges in _blocks(chunks):
@@ -283,7 +269,7 @@ def _gather(name, sources, module, dtype, axis_map, chunks, plan, make_call, opt
             ):
                 dsk[(name, *index)] = (x.name, *(p[0][0] for p in per))
                 continue
-        keys, calls = {}, []
+        keys, runs = {}, []
         for s, per in reads:
             for pieces in itertools.product(*per):
                 box = [slice(None)] * rank
@@ -291,25 +277,18 @@ def _gather(name, sources, module, dtype, axis_map, chunks, plan, make_call, opt
                     if r is not None:
                         box[r] = slice(ka - ranges[r][0], kb - ranges[r][0])
                 at = keys.setdefault((sources[s].name, *(p[0] for p in pieces)), len(keys))
-                function, source_box, args, kwargs = make_call(s, pieces)
-                calls.append((function, at, source_box, args, kwargs, tuple(box)))
-        dsk[(name, *index)] = (_fill, _Chunk(module, shape, dtype, False, tuple(calls), options), *keys)
+                operation, source_box = make_call(s, pieces)
+                runs.append((operation, at, source_box, tuple(box)))
+        dsk[(name, *index)] = (_fill, _Chunk(module, shape, dtype, False, tuple(runs)), *keys)
     return dsk
 
 
-def _single_step(windows):
-    """A step of 1 where a window takes at most one element (any other step is irrelevant)."""
-    return [(start, step if count > 1 else 1, count) for start, step, count in windows]
-
-
-def _build_window(name, inputs, module, arguments, shapes, chunks, options):
-    """slice, slice1, strided_slice: each piece one call of the same function on one chunk."""
+def _build_window(operation, inputs, module, shapes, chunks):
+    """slice, slice1, strided_slice: each piece the same operation on one chunk."""
     (x,), (shape,), dtype = inputs, shapes, inputs[0].dtype
-    windows, axis_map = _window(arguments, name, x.shape)
-    if name == "slice1":
-        windows = [(start, step, n) for (start, step), n in zip(windows, shape)]
-    windows = _single_step(windows)
-    token = f"{name}-{tokenize(x.name, windows, axis_map, shape, chunks, options)}"
+    windows, axis_map = operation.windows, operation.axis_map
+    name = operation.function
+    token = f"{name}-{tokenize(x.name, operation, shape, chunks)}"
     if 0 in shape:
         return _empty_graph(token, x, module, dtype, _chunks(chunks, [(n,) for n in shape], shape, dtype), False)
     default = [(1,)] * len(shape)
@@ -329,20 +308,12 @@ def _build_window(name, inputs, module, arguments, shapes, chunks, options):
         return [(0, per_axis)]
 
     def make_call(_, pieces):
-        local = [(first, windows[d][1], kb - ka) for d, (_, first, ka, kb) in enumerate(pieces)]
-        if name == "slice":
-            return name, None, ([s for s, _, _ in local], [n for *_, n in local], [st for _, st, _ in local]), {}
-        if name == "slice1":
-            offsets = [s if st > 0 else s + st * (n - 1) for s, st, n in local]
-            sizes = [(n - 1) * abs(st) + 1 for _, st, n in local]
-            return name, None, (offsets, sizes, [st for _, st, _ in local]), {"output_sizes": [n for *_, n in local]}
-        tokens = []
-        for (s, st, n), r in zip(local, axis_map):
-            stop = s + st * (n - 1) + (1 if st > 0 else -1)
-            tokens.append(s if r is None else slice(s, None if stop < 0 else stop, st))
-        return name, None, (_local_key(axis_map, tokens, len(shape)),), {}
+        local = tuple(
+            (first, windows[d][1] if kb - ka > 1 else 1, kb - ka) for d, (_, first, ka, kb) in enumerate(pieces)
+        )
+        return _local(operation, local, len(shape)), None
 
-    dsk = _gather(token, inputs, module, dtype, axis_map, out_chunks, plan, make_call, options)
+    dsk = _gather(token, inputs, module, dtype, axis_map, out_chunks, plan, make_call)
     return _array(token, dsk, out_chunks, module, dtype, inputs)
 
 
@@ -364,16 +335,15 @@ def _gradient_follow(start, step, count, dy_sizes, n):
     return (*before, *inner, *after)
 
 
-def _build_gradient(name, inputs, module, arguments, shapes, chunks, options):
+def _build_gradient(operation, inputs, module, shapes, chunks):
     """slice_grad, strided_slice_grad: an output chunk gathers the window positions inside it,
-    one call per ``dy`` chunk they come from, each into the box from its first to its last
-    position; a chunk that holds none is zeros and reads nothing."""
+    one operation per ``dy`` chunk they come from, each into the box from its first to its
+    last position; a chunk that holds none is zeros and reads nothing."""
     (dy,), (shape,), dtype = inputs, shapes, inputs[0].dtype
-    windows, axis_map = _window(arguments, name, shape)
-    if name == "slice_grad":
-        windows = [(start, step, n) for (start, step), n in zip(windows, dy.shape)]
-    windows = _single_step(windows)
-    token = f"{name}-{tokenize(dy.name, windows, axis_map, shape, chunks, options)}"
+    name, axis_map = operation.function, operation.axis_map
+    grad = isinstance(operation, calls.SliceGrad)
+    windows = operation.windows_for(dy.shape) if grad else operation.windows
+    token = f"{name}-{tokenize(dy.name, operation, shape, chunks)}"
     if 0 in shape or 0 in dy.shape:
         default = da.core.normalize_chunks("auto", shape, dtype=dtype)
         return _empty_graph(token, dy, module, dtype, _chunks(chunks, default, shape, dtype), 0 not in shape)
@@ -399,37 +369,41 @@ def _build_gradient(name, inputs, module, arguments, shapes, chunks, options):
                     pieces.append((j, k0 - bounds[j], k1 - bounds[j], first, (k1 - k0 - 1) * abs(step) + 1))
             per_axis.append(pieces)
         if not all(per_axis):
-            dsk[(token, *index)] = (_fill, _Chunk(module, chunk_shape, dtype, True, (), {}))
+            dsk[(token, *index)] = (_fill, _Chunk(module, chunk_shape, dtype, True, ()))
             continue
         covered = all(sum(p[4] for p in pieces) == n for pieces, n in zip(per_axis, chunk_shape))
-        keys, calls = {}, []
+        keys, runs = {}, []
         for pieces in itertools.product(*per_axis):
             box = tuple(slice(first, first + extent) for _, _, _, first, extent in pieces)
-            extents = [extent for *_, extent in pieces]
-            steps = [w[1] for w in windows]
+            extents = tuple(extent for *_, extent in pieces)
+            steps = tuple(w[1] for w in windows)
             dy_index = [0] * dy.ndim
             dy_box = [slice(None)] * dy.ndim
+            dy_shape = [1] * dy.ndim
             for r, d in dy_axis.items():
                 j, k0, k1 = pieces[d][:3]
-                dy_index[r], dy_box[r] = j, slice(k0, k1)
+                dy_index[r], dy_box[r], dy_shape[r] = j, slice(k0, k1), k1 - k0
             at = keys.setdefault((dy.name, *dy_index), len(keys))
-            if name == "slice_grad":
-                args = (extents, [0] * len(extents), extents, steps)
+            if grad:
+                local = operation._replace(input_shape=extents, offsets=(0,) * len(extents), sizes=extents, strides=steps)
             else:
-                tokens = [
-                    0 if r is None else slice(0, e, st) if st > 0 else slice(e - 1, None, st)
-                    for e, st, r in zip(extents, steps, axis_map)
-                ]
-                args = (extents, _local_key(axis_map, tokens, dy.ndim))
-            calls.append((name, at, tuple(dy_box), args, {}, box))
-        dsk[(token, *index)] = (_fill, _Chunk(module, chunk_shape, dtype, not covered, tuple(calls), options), *keys)
+                counts = [k1 - k0 for _, k0, k1, _, _ in pieces]
+                local = operation._replace(
+                    input_shape=extents,
+                    windows=tuple(
+                        (0 if st > 0 else e - 1, st if n > 1 else 1, n) for e, st, n in zip(extents, steps, counts)
+                    ),
+                    result_shape=tuple(dy_shape),
+                )
+            runs.append((local, at, tuple(dy_box), box))
+        dsk[(token, *index)] = (_fill, _Chunk(module, chunk_shape, dtype, not covered, tuple(runs)), *keys)
     return _array(token, dsk, out_chunks, module, dtype, inputs)
 
 
-def _build_split(name, inputs, module, arguments, shapes, chunks, options):
+def _build_split(operation, inputs, module, shapes, chunks):
     """split: each part cut where ``x``'s chunks are (by default), whole chunks aliased."""
     (x,), dtype = inputs, inputs[0].dtype
-    axis = arrays._normalize_axis(arguments["axis"], x.ndim, name)
+    name, axis = operation.function, operation.axis
     if isinstance(chunks, list):
         if len(chunks) != len(shapes):
             raise ValueError(f"{name}: {len(chunks)} chunks= values for {len(shapes)} parts")
@@ -438,7 +412,7 @@ def _build_split(name, inputs, module, arguments, shapes, chunks, options):
         requested = [chunks] * len(shapes)
     offsets = _starts([s[axis] for s in shapes])
     bounds = [_starts(c) for c in x.chunks]
-    token = tokenize(x.name, axis, shapes, chunks, options)
+    token = tokenize(x.name, operation, shapes, chunks)
     parts = []
     for p, shape in enumerate(shapes):
         default = list(x.chunks)
@@ -451,25 +425,29 @@ def _build_split(name, inputs, module, arguments, shapes, chunks, options):
             return [(0, [_pieces(s, 1, a, b, bd) for s, (a, b), bd in zip(starts, ranges, bounds)])]
 
         part = f"{name}-{p}-{token}"
-        dsk = _gather(
-            part, inputs, module, dtype, range(x.ndim), out_chunks, plan, _copy_call(name, axis), options, True
-        )
+        dsk = _gather(part, inputs, module, dtype, range(x.ndim), out_chunks, plan, _copy_call(operation), True)
         parts.append(_array(part, dsk, out_chunks, module, dtype, inputs))
     return parts
 
 
-def _copy_call(name, axis):
+def _copy_call(operation):
+    """A piece of SPLIT or JOIN: a one-part SPLIT (one-array JOIN) of the piece's box."""
+
     def make_call(_, pieces):
-        return name, tuple(slice(first, first + kb - ka) for _, first, ka, kb in pieces), (axis,), {}
+        box = tuple(slice(first, first + kb - ka) for _, first, ka, kb in pieces)
+        if isinstance(operation, calls.Split):
+            _, _, ka, kb = pieces[operation.axis]
+            return operation._replace(sizes=(kb - ka,)), box
+        return operation, box
 
     return make_call
 
 
-def _build_join(name, inputs, module, arguments, shapes, chunks, options):
+def _build_join(operation, inputs, module, shapes, chunks):
     """join: the inputs' chunks along the axis, and every input's chunk boundaries on the
     other axes (by default); whole chunks aliased."""
     (shape,), dtype = shapes, inputs[0].dtype
-    axis = arrays._normalize_axis(arguments["axis"], inputs[0].ndim, name)
+    name, axis = operation.function, operation.axis
     offsets = _starts([x.shape[axis] for x in inputs])
     default = []
     for d, n in enumerate(shape):
@@ -497,19 +475,17 @@ def _build_join(name, inputs, module, arguments, shapes, chunks, options):
                 reads.append((q, [_pieces(s, 1, k0, k1, bd) for s, (k0, k1), bd in zip(starts, limits, bounds[q])]))
         return reads
 
-    token = f"{name}-{tokenize([x.name for x in inputs], axis, shape, chunks, options)}"
-    dsk = _gather(
-        token, inputs, module, dtype, range(len(shape)), out_chunks, plan, _copy_call(name, axis), options, True
-    )
+    token = f"{name}-{tokenize([x.name for x in inputs], operation, shape, chunks)}"
+    dsk = _gather(token, inputs, module, dtype, range(len(shape)), out_chunks, plan, _copy_call(operation), True)
     return _array(token, dsk, out_chunks, module, dtype, inputs)
 
 
 _BUILDERS = {
-    "slice": _build_window,
-    "slice1": _build_window,
-    "strided_slice": _build_window,
-    "slice_grad": _build_gradient,
-    "strided_slice_grad": _build_gradient,
-    "split": _build_split,
-    "join": _build_join,
+    calls.Slice: _build_window,
+    calls.Slice1: _build_window,
+    calls.StridedSlice: _build_window,
+    calls.SliceGrad: _build_gradient,
+    calls.StridedSliceGrad: _build_gradient,
+    calls.Split: _build_split,
+    calls.Join: _build_join,
 }

@@ -1,15 +1,15 @@
-"""PyTorch tensors in, PyTorch tensors out, with autograd.
+"""PyTorch tensors in, PyTorch tensors out, with autograd: the adapter of ``torch.Tensor``.
 
-The array functions hand a call here when it holds a ``torch.Tensor`` (``arrays._accepts_torch``),
-so this module, and torch, are imported only by a caller who has already imported torch. The
-array function itself runs the call, on zero-copy views of the tensors: NumPy views of CPU
+The package registers this adapter (``adapters.register_adapter``), so this module, and torch,
+are imported only by a call that holds a tensor, whose caller has imported torch. A call's
+operation (``calls``) runs on zero-copy views of the tensors (``runner``): NumPy views of CPU
 tensors (the host backend), CuPy views of CUDA tensors (the kernels, on the device of the
 tensors and their current torch stream). Its results are wrapped back without a copy.
 
-When an input requires grad, the call runs inside a ``torch.autograd.Function`` whose backward
-is another array function on the gradient tensors (``_BACKWARD``): SLICE and SLICE1 give
+When an input requires grad, the operation runs inside a ``torch.autograd.Function`` whose
+backward is another operation on the gradient tensors (``_gradient``): SLICE and SLICE1 give
 SLICE_GRAD, SLICE_GRAD gives SLICE1, SPLIT and JOIN give each other, ``strided_slice`` and
-``strided_slice_grad`` each other. Because the backward goes through this adapter too, a
+``strided_slice_grad`` each other. Because the backward runs through this adapter too, a
 backward taken with ``create_graph=True`` is itself differentiable (double backward).
 """
 
@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 
 import numpy as np
 import torch
 
-from .. import arrays
+from .. import calls
+from ..runner import PLAIN, run
 
 #: Same-width integer types that carry the bits of tensor types NumPy lacks (bfloat16, float8).
 _RAW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -37,74 +37,63 @@ def _has_numpy_dtype(dtype: torch.dtype) -> bool:
     return True
 
 
-@functools.cache
-def _signature(fn):
-    return inspect.signature(fn)
+class TorchAdapter:
+    """Calls holding a ``torch.Tensor`` (as their first array or first ``out``)."""
 
+    def takes(self, inputs, outs):
+        return isinstance(inputs[0], torch.Tensor) or (bool(outs) and isinstance(outs[0], torch.Tensor))
 
-class _Call:
-    """An array function's call, less its arrays: what a backward needs."""
+    def arrays(self, operation, inputs, outs):
+        for what, tensors in ((operation.ARGUMENT, inputs), ("out", outs or ())):
+            for k, t in enumerate(tensors):
+                if not isinstance(t, torch.Tensor):
+                    where = f"{what}[{k}]" if len(tensors) > 1 or what == "xs" else what
+                    raise TypeError(
+                        f"{operation.function}: {where} is a {type(t).__name__}; "
+                        "a call with torch tensors takes only tensors"
+                    )
+        return inputs, outs
 
-    def __init__(self, fn, first, arguments):
-        self.fn, self.first, self.arguments = fn, first, arguments
-
-
-def call(fn, args, kwargs):
-    """``fn(*args, **kwargs)`` for an array function ``fn`` given tensors: tensors out."""
-    arguments = _signature(fn).bind(*args, **kwargs)
-    arguments.apply_defaults()
-    arguments = dict(arguments.arguments)
-    first = next(iter(arguments))  # x, dy or xs
-    given = arguments.pop(first)
-    inputs = list(arrays._as_list(given, first, fn.__name__)) if first == "xs" else [given]
-    outs = arguments["out"]
-    if outs is not None:
-        outs = list(arrays._as_list(outs, "out", fn.__name__)) if fn.__name__ == "split" else [outs]
-    for what, tensors in ((first, inputs), ("out", outs or ())):
-        for k, t in enumerate(tensors):
-            if not isinstance(t, torch.Tensor):
-                where = f"{what}[{k}]" if len(tensors) > 1 or what == "xs" else what
+    def run(self, operation, inputs, outs, stream=None, chunks=None):
+        if chunks is not None:
+            raise TypeError(f"{operation.function}: chunks= is for Dask arrays; this call has none")
+        if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+            if outs is not None:
                 raise TypeError(
-                    f"{fn.__name__}: {where} is a {type(t).__name__}; a call with torch tensors takes only tensors"
+                    f"{operation.function}: out= cannot take part in autograd and an input requires grad: "
+                    "leave out= out, or run under torch.no_grad()"
                 )
-    pending = _Call(fn, first, arguments)
-    if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
-        if outs is not None:
-            raise TypeError(
-                f"{fn.__name__}: out= cannot take part in autograd and an input requires grad: "
-                "leave out= out, or run under torch.no_grad()"
-            )
-        result = _FUNCTIONS[fn.__name__].apply(pending, *inputs)
-        return list(result) if fn.__name__ == "split" else result
-    return _run(pending, inputs, outs)
+            result = _FUNCTIONS[operation.function].apply(operation, stream, *inputs)
+            return list(result) if isinstance(result, tuple) else [result]
+        return _run(operation, inputs, outs, stream)
 
 
-def _run(call, inputs, outs=None):
-    """Run ``call`` on views of the tensors ``inputs`` (and ``outs``): the results as tensors."""
-    fn, arguments = call.fn, dict(call.arguments)
+ADAPTER = TorchAdapter()
+
+
+def _run(operation, inputs, outs=None, stream=None):
+    """``operation`` on views of the tensors ``inputs`` (and ``outs``): the results as tensors."""
     tensors = inputs + (outs or [])
-    dtype = inputs[0].dtype if inputs else None
+    dtype = inputs[0].dtype
     raw = any(not _has_numpy_dtype(t.dtype) for t in tensors)
     if raw:  # moved as integers of the same width, which must not hide a change of type
-        if arrays._flag(arguments["directml_types"]):
+        if operation.directml_types:
             raise TypeError(
-                f"{fn.__name__}: dtype {dtype} has no DirectML tensor data type; "
+                f"{operation.function}: dtype {dtype} has no DirectML tensor data type; "
                 "pass directml_types=False to move its elements as raw bits"
             )
         if any(t.dtype != dtype for t in tensors):
-            raise TypeError(f"{fn.__name__}: the tensors' dtypes {sorted({str(t.dtype) for t in tensors})} differ")
-    with _placed(inputs[0].device if inputs else torch.device("cpu"), arguments["stream"]) as stream:
+            raise TypeError(
+                f"{operation.function}: the tensors' dtypes {sorted({str(t.dtype) for t in tensors})} differ"
+            )
+    with _placed(inputs[0].device, stream) as stream:
         views = [_view(t, raw) for t in inputs]
-        arguments[call.first] = views if call.first == "xs" else views[0]
+        out_views = None if outs is None else [_view(t, raw) for t in outs]
+        views, out_views = PLAIN.arrays(type(operation), views, out_views)
+        results = run(operation, views, out_views, stream)
         if outs is not None:
-            arguments["out"] = [_view(t, raw) for t in outs] if fn.__name__ == "split" else _view(outs[0], raw)
-        arguments["stream"] = stream
-        result = fn(**arguments)
-        if outs is not None:
-            return call.arguments["out"]
-        if isinstance(result, list):
-            return [_tensor(r, dtype) for r in result]
-        return _tensor(result, dtype)
+            return outs
+        return [_tensor(r, dtype) for r in results]
 
 
 @contextlib.contextmanager
@@ -153,72 +142,55 @@ def _tensor(a, dtype):
 
 
 class _Function(torch.autograd.Function):
-    """A call of an array function as an autograd node; one subclass per function, so that
-    ``grad_fn`` names it (``Slice1Backward``)."""
+    """An operation as an autograd node; one subclass per array function, so that ``grad_fn``
+    names it (``Slice1Backward``)."""
 
     @staticmethod
-    def forward(ctx, call, *inputs):
-        ctx.call, ctx.shapes = call, [tuple(t.shape) for t in inputs]
-        result = _run(call, list(inputs))
-        return tuple(result) if isinstance(result, list) else result
+    def forward(ctx, operation, stream, *inputs):
+        ctx.operation, ctx.shapes = operation, [tuple(t.shape) for t in inputs]
+        result = _run(operation, list(inputs), None, stream)
+        return tuple(result) if getattr(operation, "MANY_RESULTS", False) else result[0]
 
     @staticmethod
     def backward(ctx, *grads):
-        call = ctx.call
-        grad = _BACKWARD[call.fn.__name__](call.arguments, ctx.shapes, grads, call.arguments["directml_types"])
-        return None, *(grad if isinstance(grad, list) else [grad])
+        gradient, grads = _gradient(ctx.operation, ctx.shapes, list(grads))
+        return None, None, *ADAPTER.run(gradient, grads, None)
 
 
-def _slice_backward(a, shapes, grads, directml_types):
-    """SLICE's gradient. An element read several times (a zero stride) receives the sum of
-    its gradients, so those dimensions are summed first; SLICE_GRAD places the rest."""
-    (gy,) = grads
-    strides = a["strides"] if a["strides"] is not None else (1,) * len(shapes[0])
-    repeated = [d for d, (n, s) in enumerate(zip(a["sizes"], strides)) if s == 0 and n > 1]
-    if repeated:
-        gy = gy.sum(repeated, keepdim=True)
-    steps = [s or 1 for s in strides]
-    sizes = [(n - 1) * s + 1 for n, s in zip(gy.shape, steps)]
-    return arrays.slice_grad(gy, shapes[0], a["offsets"], sizes, steps, directml_types=directml_types)
+def _gradient(op, shapes, grads):
+    """The operation that takes an operation's result gradients to its input gradients, and
+    the gradients it takes. Gradients are validated at the newest feature level (SLICE_GRAD
+    appeared after SLICE)."""
+    flag = op.directml_types
+    if isinstance(op, calls.Slice):
+        # An element read several times (a zero stride) receives the sum of its gradients, so
+        # those dimensions are summed first; SLICE_GRAD places the rest.
+        (gy,) = grads
+        repeated = [d for d, (n, s) in enumerate(zip(op.sizes, op.strides)) if s == 0 and n > 1]
+        if repeated:
+            gy = gy.sum(repeated, keepdim=True)
+        steps = [s or 1 for s in op.strides]
+        sizes = [(n - 1) * s + 1 for n, s in zip(gy.shape, steps)]
+        return calls.SliceGrad.of(gy.shape, shapes[0], op.offsets, sizes, steps, directml_types=flag), [gy]
+    if isinstance(op, calls.Slice1):
+        window = op.offsets, op.sizes, op.strides
+        return calls.SliceGrad.of(grads[0].shape, shapes[0], *window, directml_types=flag), grads
+    if isinstance(op, calls.SliceGrad):
+        window = op.offsets, op.sizes, op.strides
+        return calls.Slice1.of(grads[0].shape, *window, shapes[0], directml_types=flag), grads
+    if isinstance(op, calls.Split):
+        return calls.Join.of([g.shape for g in grads], op.axis, directml_types=flag), grads
+    if isinstance(op, calls.Join):
+        sizes = [s[op.axis] for s in shapes]
+        return calls.Split.of(grads[0].shape, sizes, op.axis, directml_types=flag), grads
+    newest = calls.options(None, flag)
+    index = op.windows, op.result_shape, op.axis_map
+    if isinstance(op, calls.StridedSlice):
+        return calls.StridedSliceGrad(shapes[0], *index, *newest), grads
+    return calls.StridedSlice(*index, *newest), grads
 
 
-def _slice1_backward(a, shapes, grads, directml_types):
-    window = a["window_offsets"], a["window_sizes"], a["window_strides"]
-    return arrays.slice_grad(grads[0], shapes[0], *window, directml_types=directml_types)
-
-
-def _slice_grad_backward(a, shapes, grads, directml_types):
-    window = a["window_offsets"], a["window_sizes"], a["window_strides"]
-    return arrays.slice1(grads[0], *window, output_sizes=shapes[0], directml_types=directml_types)
-
-
-def _split_backward(a, shapes, grads, directml_types):
-    return arrays.join(list(grads), a["axis"], directml_types=directml_types)
-
-
-def _join_backward(a, shapes, grads, directml_types):
-    axis = a["axis"]
-    return arrays.split(grads[0], [s[axis] for s in shapes], axis, directml_types=directml_types)
-
-
-def _strided_slice_backward(a, shapes, grads, directml_types):
-    return arrays.strided_slice_grad(grads[0], shapes[0], a["key"], directml_types=directml_types)
-
-
-def _strided_slice_grad_backward(a, shapes, grads, directml_types):
-    return arrays.strided_slice(grads[0], a["key"], directml_types=directml_types)
-
-
-_BACKWARD = {
-    "slice": _slice_backward,
-    "slice1": _slice1_backward,
-    "slice_grad": _slice_grad_backward,
-    "split": _split_backward,
-    "join": _join_backward,
-    "strided_slice": _strided_slice_backward,
-    "strided_slice_grad": _strided_slice_grad_backward,
-}
 _FUNCTIONS = {
     name: type("".join(w.capitalize() for w in name.split("_")), (_Function,), {"__module__": __name__})
-    for name in _BACKWARD
+    for name in ("slice", "slice1", "slice_grad", "split", "join", "strided_slice", "strided_slice_grad")
 }

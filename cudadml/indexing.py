@@ -1,0 +1,101 @@
+"""Basic indexing (``x[key]`` with ints, slices of any step, ``...`` and ``None``) as NumPy
+reads it, turned into one SLICE1 window per input axis."""
+
+from __future__ import annotations
+
+import functools
+import operator
+from builtins import slice as _pyslice
+
+import numpy as np
+
+__all__ = ["index_key", "parse_key", "window_params"]
+
+
+def _optional_index(value):
+    if value is None:
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"slice indices must be integers or None or have an __index__ method, not {type(value).__name__}"
+        ) from None
+
+
+def index_key(key) -> tuple:
+    """``key`` as exact values: ints, ``None``, ``...``, and ``(start, stop, step)`` for slices."""
+    items = key if type(key) is tuple else (key,)
+    tokens = []
+    for k in items:
+        if k is None or k is Ellipsis:
+            tokens.append(k)
+        elif type(k) is _pyslice:
+            start, stop, step = k.start, k.stop, k.step
+            if (
+                (start is None or type(start) is int)
+                and (stop is None or type(stop) is int)
+                and (step is None or type(step) is int)
+            ):  # already exact (the common case), without a call per field
+                tokens.append((start, stop, step))
+            else:
+                tokens.append((_optional_index(start), _optional_index(stop), _optional_index(step)))
+        elif isinstance(k, (bool, np.bool_)) or not hasattr(k, "__index__"):
+            raise TypeError(f"only basic indices (int, slice, ..., None) are supported, not {type(k).__name__}")
+        else:
+            tokens.append(operator.index(k))
+    return tuple(tokens)
+
+
+@functools.lru_cache(maxsize=1024)
+def parse_key(tokens: tuple, shape: tuple) -> tuple:
+    """``index_key``'s tokens read against ``shape``: ``(windows, result_shape, axis_map)``.
+
+    ``windows[d] = (start, step, count)`` for input axis ``d`` (the step 1 where at most one
+    element is taken: any other step is irrelevant); ``axis_map[d]`` is the result axis that
+    ``d`` becomes, or ``None`` where an integer index drops it. Memoized: a call in a loop
+    parses its key once.
+    """
+    ndim = len(shape)
+    if sum(k is Ellipsis for k in tokens) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(k is not None and k is not Ellipsis for k in tokens)
+    if used > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {used} were indexed")
+    full = (None, None, None)
+    if any(k is Ellipsis for k in tokens):
+        at = tokens.index(Ellipsis)
+        tokens = tokens[:at] + (full,) * (ndim - used) + tokens[at + 1 :]
+    else:
+        tokens = tokens + (full,) * (ndim - used)
+    windows, result_shape, axis_map = [], [], []
+    d = 0
+    for k in tokens:
+        if k is None:
+            result_shape.append(1)
+            continue
+        n = shape[d]
+        if type(k) is tuple:
+            start, stop, step = _pyslice(*k).indices(n)
+            count = len(range(start, stop, step))
+            windows.append((start, step if count > 1 else 1, count))
+            axis_map.append(len(result_shape))
+            result_shape.append(count)
+        else:
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {d} with size {n}")
+            windows.append((k % n, 1, 1))
+            axis_map.append(None)
+        d += 1
+    return tuple(windows), tuple(result_shape), tuple(axis_map)
+
+
+def window_params(windows) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """SLICE1's window offsets, sizes and strides that read ``(start, step, count)`` per axis."""
+    offsets, sizes, strides = [], [], []
+    for start, step, count in windows:
+        span = (count - 1) * abs(step) + 1
+        offsets.append(start if step > 0 else start + (count - 1) * step)
+        sizes.append(span)
+        strides.append(step)
+    return tuple(offsets), tuple(sizes), tuple(strides)

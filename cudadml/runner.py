@@ -1,0 +1,387 @@
+"""Operations on NumPy and CuPy arrays: the one route every call takes.
+
+``run`` turns an operation and its arrays into a ``Call`` (``calls``) and looks the call up in
+a cache bounded in bytes (``CACHE_BYTES``); on a miss it builds the call's ``CompiledOperator``
+from the call alone: the operation's descriptor (every DirectML rule, with its messages),
+lowered with the layouts of the arrays, any address. ``CompiledOperator.execute``'s binding
+rules then apply to every call; ``out=`` arrays are bindings like any other. Results are
+allocated here: one array, or for several results (a split) one allocation that they are
+views of. Empty results are made as NumPy makes them, without a descriptor.
+
+NumPy arrays run on the host backend; CuPy arrays (and CUDA arrays exposing
+``__cuda_array_interface__`` or ``__dlpack__``, taken without a copy) through the kernels.
+Adapters for other array libraries run their operations here on views of their arrays.
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from .bindings import check_element_dtype
+from .calls import Call, common_dtype
+from .compiled import CompiledOperator
+from .errors import BindingError
+from .tensor import MAX_DIMENSIONS, packed_strides
+
+__all__ = ["CACHE_BYTES", "PLAIN", "clear_cache", "describe", "run"]
+
+#: Bound on the estimated bytes of the compiled operators the array functions keep; the least
+#: recently used are dropped past it. An entry costs about ``_ENTRY_BYTES`` plus
+#: ``_BINDING_BYTES`` per bound array (a 10 000-part split about 15 MiB).
+CACHE_BYTES = 64 * 2**20
+_ENTRY_BYTES = 4096
+_BINDING_BYTES = 1536
+#: Parts of a split share one allocation, each starting at a multiple of this many bytes.
+_PART_ALIGNMENT = 16
+_DTYPE = operator.attrgetter("dtype")
+
+
+class _Entry:
+    """A call's compiled operator (None when nothing is moved), its result shapes, the inputs
+    and results it binds (None: all), whether a result nothing moves into is zeros, and for
+    several results the byte offset of each in their one allocation (``total`` bytes);
+    ``used``: hit since the cache last passed over it."""
+
+    __slots__ = ("bound_inputs", "bound_outputs", "nbytes", "offsets", "op", "shapes", "total", "used", "zeros")
+
+    def __init__(self, op, shapes, bound_inputs=None, bound_outputs=None, *, zeros=False, offsets=None, total=0):
+        self.op, self.shapes, self.zeros = op, shapes, zeros
+        self.bound_inputs, self.bound_outputs = bound_inputs, bound_outputs
+        self.offsets, self.total, self.used = offsets, total, False
+        self.nbytes = _ENTRY_BYTES + _BINDING_BYTES * len(shapes)
+
+
+class _Cache:
+    """Entries by call, bounded in estimated bytes, dropping the least recently used first as
+    CLOCK approximates it: a hit only marks its entry (moving it to the back would hash the key,
+    which holds every array's layout, a second time per call); past the bound, the oldest entry
+    goes unless it is marked, in which case it loses its mark and moves to the back."""
+
+    def __init__(self, limit):
+        self.limit, self.nbytes = limit, 0
+        self._entries = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self):
+        return len(self._entries)
+
+    def get(self, call):
+        """The entry for ``call``; on a miss ``_build(call)`` makes it (and may raise: a call
+        that breaks a rule leaves nothing behind)."""
+        entry = self._entries.get(call)
+        if entry is not None:
+            entry.used = True
+            return entry
+        entry = _build(call)
+        with self._lock:
+            if call not in self._entries:
+                self._entries[call] = entry
+                self.nbytes += entry.nbytes
+                self._trim(entry)
+        return entry
+
+    def _trim(self, newest):
+        """Drop entries, oldest first and sparing marked ones once, until within the bound
+        (``newest`` stays). Every pass unmarks or drops, so it ends."""
+        entries = self._entries
+        while self.nbytes > self.limit and len(entries) > 1:
+            key, oldest = next(iter(entries.items()))
+            if oldest.used or oldest is newest:
+                oldest.used = False
+                entries.move_to_end(key)
+            else:
+                del entries[key]
+                self.nbytes -= oldest.nbytes
+
+    def clear(self):
+        with self._lock:
+            self._entries.clear()
+            self.nbytes = 0
+
+
+_CACHE = _Cache(CACHE_BYTES)
+
+
+def clear_cache():
+    """Drop every compiled operator the array functions keep."""
+    _CACHE.clear()
+
+
+# ---- the arrays ---------------------------------------------------------------------------------
+
+
+def _as_array(x, name):
+    """``(kind, array)``: CuPy for device memory (zero-copy), NumPy for everything else.
+
+    NumPy subclasses other than ``memmap`` are refused: a result is a plain array, so a
+    masked array's mask or a matrix's semantics would be dropped without a word. So are
+    ``str`` and ``bytes``, which NumPy would take as one 0-dimensional element."""
+    if type(x) is np.ndarray:
+        return "numpy", x
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return "cupy", x
+    if isinstance(x, np.ndarray):
+        if type(x) is not np.memmap:
+            raise TypeError(
+                f"{name} is a {type(x).__name__}, a NumPy subclass whose meaning (a mask, matrix rules) the "
+                f"plain result would drop; pass np.asarray(...) of it to work on its data"
+            )
+        return "numpy", x
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} is {type(x).__name__}, not an array (NumPy would make it one 0-dimensional element)")
+    if hasattr(x, "__cuda_array_interface__"):
+        import cupy
+
+        return "cupy", cupy.asarray(x)
+    if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] == 2:
+        import cupy  # 2 is kDLCUDA
+
+        return "cupy", cupy.from_dlpack(x)
+    return "numpy", np.asarray(x)
+
+
+def _input(x, name):
+    """``(kind, array)`` for an input. NumPy arrays must hold plain data; strides that are not
+    whole elements get a copy. (CuPy has neither object dtypes nor such strides.)"""
+    kind, x = _as_array(x, f"{name}: the input")
+    if kind == "numpy":
+        check_element_dtype(x.dtype, f"{name}: the input")
+        if any(s % x.itemsize for s in x.strides):
+            x = np.ascontiguousarray(x)
+    return kind, x
+
+
+def _out(kind, out, name):
+    """``out`` as an array of ``kind``; ``TypeError`` for another memory kind or a non-plain dtype."""
+    out_kind, out = _as_array(out, f"{name}: out")
+    if out_kind != kind:
+        raise TypeError(f"{name}: out is in {out_kind} memory but the input is in {kind} memory")
+    if kind == "numpy":
+        check_element_dtype(out.dtype, f"{name}: out")
+    return out
+
+
+def _kind(a):
+    return "numpy" if isinstance(a, np.ndarray) else "cupy"
+
+
+def _empty(kind, shape, dtype):
+    if kind == "numpy":
+        return np.empty(shape, dtype)
+    return sys.modules["cupy"].ndarray(shape, dtype)
+
+
+class _Plain:
+    """The adapter of NumPy and CuPy arrays (and whatever ``np.asarray`` takes): the default."""
+
+    def takes(self, inputs, outs):
+        return True
+
+    def arrays(self, operation, inputs, outs):
+        name = operation.NAME
+        cupy = sys.modules.get("cupy")
+        if len(inputs) > 1 and cupy is not None and list(map(type, inputs)).count(cupy.ndarray) == len(inputs):
+            kind = "cupy"  # CuPy arrays as they are: the common case of a join, without a call per array
+        else:
+            converted = [_input(a, name) for a in inputs]
+            kind = converted[0][0]
+            if any(k != kind for k, _ in converted):
+                raise TypeError(f"{name}: arrays mix host (NumPy) and device (CuPy) memory")
+            inputs = [a for _, a in converted]
+        if len(inputs) > 1:
+            common_dtype(name, list(map(_DTYPE, inputs)))
+        if outs is not None:
+            outs = [_out(kind, o, name) for o in outs]
+        return inputs, outs
+
+    def run(self, operation, inputs, outs, stream=None, chunks=None):
+        if chunks is not None:
+            raise TypeError(f"{operation.function}: chunks= is for Dask arrays; this call has none")
+        return run(operation, inputs, outs, stream)
+
+
+PLAIN = _Plain()
+
+
+# ---- running a call -----------------------------------------------------------------------------
+
+
+def run(operation, inputs, outs=None, stream=None):
+    """``operation`` on NumPy or CuPy arrays (of one kind and dtype), into ``outs`` where given:
+    the list of results (``outs`` itself where given)."""
+    x = inputs[0]
+    dtype = x.dtype
+    if dtype.itemsize == 16 and operation.directml_types is False:
+        return _on_words(operation, inputs, outs, stream)
+    kind = "numpy" if type(x) is np.ndarray or isinstance(x, np.ndarray) else "cupy"
+    call = Call(
+        operation,
+        kind,
+        None if kind == "numpy" else x.data.device_id,
+        dtype,
+        ((x.shape, x.strides),) if len(inputs) == 1 else tuple((a.shape, a.strides) for a in inputs),
+        None if outs is None else tuple((o.shape, o.strides, o.dtype) for o in outs),
+    )
+    entry = _CACHE.get(call)
+    if entry.bound_inputs is not None:
+        inputs = [inputs[k] for k in entry.bound_inputs]
+    if outs is not None:
+        bound = outs if entry.bound_outputs is None else [outs[k] for k in entry.bound_outputs]
+        new = False
+    elif entry.offsets is not None:  # several results: views of one allocation
+        buffer = _empty(kind, (entry.total // dtype.itemsize,), dtype)
+        if entry.op is not None:
+            bound = len(entry.shapes) if entry.bound_outputs is None else len(entry.bound_outputs)
+            entry.op._execute_known_layouts(inputs, [buffer] * bound, stream, True)
+        return _parts(kind, buffer, entry, dtype)  # built while the GPU copies
+    else:
+        outs = bound = [_empty(kind, entry.shapes[0], dtype)]
+        new = True
+    if entry.op is not None:
+        entry.op._execute_known_layouts(inputs, bound, stream, new)
+    elif entry.zeros:  # the gradient of an empty selection: nothing was read
+        out = outs[0]
+        if kind == "cupy" and stream is not None:
+            with stream:
+                out.fill(0)
+        else:
+            out[...] = 0
+    return outs
+
+
+def _parts(kind, buffer, entry, dtype):
+    """The results of a call with several: views of the one allocation ``buffer``."""
+    if kind == "numpy":
+        return [np.ndarray(s, dtype, buffer=buffer, offset=o) for s, o in zip(entry.shapes, entry.offsets)]
+    cupy, memory = sys.modules["cupy"], buffer.data
+    return [cupy.ndarray(s, dtype, memptr=memory + o) for s, o in zip(entry.shapes, entry.offsets)]
+
+
+def describe(operation, dtype, shapes) -> tuple:
+    """The result shapes of ``operation`` on arrays of ``dtype`` and ``shapes``, after every
+    rule ``run`` applies before binding (for adapters that run it in pieces)."""
+    if dtype.itemsize == 16 and operation.directml_types is False:
+        _check_words_rank(operation, shapes[0])
+        words = operation.words().describe(np.dtype(np.uint64), [(*s, 2) for s in shapes])
+        return tuple(s[:-1] for s in words.shapes)
+    return operation.describe(dtype, shapes).shapes
+
+
+# ---- building a call's entry (from the call alone) -----------------------------------------------
+
+
+def _element_view(layout, itemsize, axes):
+    """``(shape, element strides)`` of an input's ``(shape, byte strides)``, and where the
+    tensor's dimensions are other axes (``axes``), the tensor's element strides."""
+    shape, strides = layout
+    if any(s % itemsize for s in strides):
+        raise ValueError(f"an input has strides {strides}, not whole {itemsize}-byte elements")
+    view = shape, tuple(s // itemsize for s in strides)
+    return view if axes is None else (*view, _mapped_strides(view[1], axes))
+
+
+def _mapped_strides(strides, axes):
+    """Element strides per tensor dimension: the array axis's, or 0 where the tensor has a
+    dimension the array lacks (size 1)."""
+    return tuple(0 if r is None else strides[r] for r in axes)
+
+
+def _result_view(name, k, out_layout, shape, dtype):
+    """The layout result ``k`` is compiled for: ``out``'s, checked against the result's shape
+    and dtype, or packed for a fresh result."""
+    if out_layout is None:
+        return tuple(shape), packed_strides(shape)
+    out_shape, out_strides, out_dtype = out_layout
+    if out_dtype != dtype:
+        raise TypeError(f"{name}: out has dtype {out_dtype}; the result has dtype {dtype}")
+    where = f"{name}.execute: outputs[{k}]"
+    if out_shape != tuple(shape):
+        raise BindingError([f"{where}: out has shape {out_shape}; the result has shape {tuple(shape)}"])
+    if any(s % dtype.itemsize for s in out_strides):
+        raise BindingError([f"{where}: out has strides {out_strides}, not whole {dtype.itemsize}-byte elements"])
+    return out_shape, tuple(s // dtype.itemsize for s in out_strides)
+
+
+def _build(call):
+    operation, kind, device, dtype, layouts, out_layouts = call
+    name = operation.NAME
+    d = operation.describe(dtype, [shape for shape, _ in layouts])
+    shapes = d.shapes
+    outs = out_layouts or (None,) * len(shapes)
+    bound_outputs = d.bound_outputs if d.desc is not None else ()
+    for k in range(len(shapes)):  # out= of results nothing is bound for is checked all the same
+        if k not in bound_outputs and outs[k] is not None:
+            _result_view(name, k, outs[k], shapes[k], dtype)
+    offsets = total = None
+    if getattr(operation, "MANY_RESULTS", False):
+        offsets, total = [], 0
+        for s in shapes:  # results back to back in one allocation, each 16-byte aligned
+            offsets.append(total)
+            total += -(-int(np.prod(s)) * dtype.itemsize // _PART_ALIGNMENT) * _PART_ALIGNMENT
+        offsets = tuple(offsets)
+    if d.desc is None:
+        return _Entry(None, shapes, (), bound_outputs, zeros=d.zeros, offsets=offsets, total=total or 0)
+    in_views = [_element_view(layouts[k], dtype.itemsize, d.input_axes) for k in d.bound_inputs]
+    out_views = []
+    for k in bound_outputs:
+        view = _result_view(name, k, outs[k], shapes[k], dtype)
+        out_views.append(view if d.output_axes is None else (*view, _mapped_strides(view[1], d.output_axes)))
+    placed_at = [offsets[k] for k in bound_outputs] if offsets is not None and out_layouts is None else None
+    op = CompiledOperator(d.desc, device, views=(in_views, out_views), placed_at=placed_at, load=False)
+    every_input, every_output = len(d.bound_inputs) == len(layouts), len(bound_outputs) == len(shapes)
+    return _Entry(
+        op,
+        shapes,
+        None if every_input else d.bound_inputs,
+        None if every_output else bound_outputs,
+        offsets=offsets,
+        total=total or 0,
+    )
+
+
+# ---- 16-byte elements ---------------------------------------------------------------------------
+# DirectML has no 16-byte data type: with directml_types=False, an array of 16-byte elements
+# (complex128, V16, ...) is handed to the operators as a view of pairs of 8-byte words, a
+# trailing axis of 2 (one more dimension), and results are viewed back. No byte is copied.
+
+
+def _words(a):
+    """``a``'s 16-byte elements as pairs of 8-byte words: a view with a trailing axis of 2."""
+    if isinstance(a, np.ndarray):
+        return a[..., None].view(np.uint64)
+    cupy = sys.modules["cupy"]
+    return cupy.ndarray((*a.shape, 2), np.uint64, memptr=a.data, strides=(*a.strides, 8))
+
+
+def _elements(words, dtype):
+    """The inverse of ``_words``: the 16-byte elements of a view of word pairs."""
+    if isinstance(words, np.ndarray):
+        return words.view(dtype)[..., 0]
+    cupy = sys.modules["cupy"]
+    return cupy.ndarray(words.shape[:-1], dtype, memptr=words.data, strides=words.strides[:-1])
+
+
+def _check_words_rank(operation, shape):
+    ndim = len(getattr(operation, "input_shape", shape))  # the rank of the tensors the call describes
+    if ndim >= MAX_DIMENSIONS:
+        raise ValueError(
+            f"{operation.NAME}: 16-byte elements move as pairs of 8-byte words (one more dimension), so "
+            f"arrays of up to {MAX_DIMENSIONS - 1} dimensions; this one has {ndim}"
+        )
+
+
+def _on_words(operation, inputs, outs, stream):
+    name, dtype = operation.NAME, inputs[0].dtype
+    _check_words_rank(operation, inputs[0].shape)
+    if outs is not None:
+        for o in outs:
+            if o.dtype != dtype:
+                raise TypeError(f"{name}: out has dtype {o.dtype}; the result has dtype {dtype}")
+    results = run(operation.words(), [_words(x) for x in inputs], outs and [_words(o) for o in outs], stream)
+    return outs if outs is not None else [_elements(r, dtype) for r in results]

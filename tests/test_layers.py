@@ -1,0 +1,169 @@
+"""The package's house rules: imports only go down the layers, and an array library plugs in
+through the adapter interface alone."""
+
+import ast
+import pathlib
+
+import numpy as np
+import pytest
+
+import cudadml as cd
+from cudadml import adapters, runner
+
+PACKAGE = pathlib.Path(cd.__file__).parent
+
+#: Each module's layer: a module may import only modules of its own layer or below, with no cycle.
+LAYERS = {
+    "core": ["enums", "errors", "hooks", "tensor", "overlap", "plan", "operators", "examples"],
+    "execution": [
+        "_memory",
+        "bindings",
+        "backends",
+        "backends.kernels",
+        "backends.reference",
+        "backends.emulate",
+        "compiled",
+        "warmup",
+        "testing",
+    ],
+    "front": ["indexing", "calls", "runner", "adapters", "arrays"],
+    "top": ["display", "interop", "interop.torch", "interop.dask", "__init__", "__main__", "_bench"],
+}
+RANK = {f"cudadml.{m}" if m != "__init__" else "cudadml": r for r, ms in enumerate(LAYERS.values()) for m in ms}
+
+
+def _module_name(path):
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path, source=None):
+    """Every cudadml module ``path`` imports (``source``: its text, read by default), at
+    module level or inside a function."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text() if source is None else source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "cudadml")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            if module.split(".")[0] != "cudadml":
+                continue
+            for alias in node.names:  # `from pkg import module` imports the module
+                sub = f"{module}.{alias.name}"
+                found.add(sub if sub in RANK else module)
+    return found - {name}
+
+
+GRAPH = {_module_name(p): _imports(p) for p in PACKAGE.rglob("*.py")}
+
+
+def test_every_module_has_a_layer():
+    assert set(GRAPH) == set(RANK)
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_imports_go_down_the_layers(module):
+    up = sorted(m for m in GRAPH[module] if RANK[m] > RANK[module])
+    assert not up, f"{module} ({list(LAYERS)[RANK[module]]}) imports {up} from a layer above it"
+
+
+def test_no_import_cycle():
+    done, path = set(), []
+
+    def visit(module):
+        if module in path:
+            raise AssertionError(f"import cycle: {' -> '.join(path[path.index(module) :] + [module])}")
+        if module in done:
+            return
+        path.append(module)
+        for m in sorted(GRAPH[module]):
+            visit(m)
+        path.pop()
+        done.add(module)
+
+    for module in sorted(GRAPH):
+        visit(module)
+
+
+def test_the_layering_test_finds_a_lazy_climb():
+    """A function-level import counts: the core reaching up to the pictures is found."""
+    path = PACKAGE / "operators.py"
+    found = _imports(path, path.read_text() + "\n\ndef _draw(self):\n    from .display import explain\n")
+    assert "cudadml.display" in found - GRAPH["cudadml.operators"]
+    assert RANK["cudadml.display"] > RANK["cudadml.operators"]
+
+
+# ---- a toy adapter: a NumPy subclass that keeps its kind ---------------------------------------------
+
+
+class Tagged(np.ndarray):
+    """A NumPy subclass the plain route refuses (its meaning would be dropped)."""
+
+
+class TaggedAdapter:
+    """Only the interface of ``cudadml.adapters``: recognise, check, run and make results."""
+
+    def takes(self, inputs, outs):
+        return any(isinstance(a, Tagged) for a in [*inputs, *(outs or ())])
+
+    def arrays(self, operation, inputs, outs):
+        for a in [*inputs, *(outs or ())]:
+            if not isinstance(a, Tagged):
+                raise TypeError(f"{operation.function}: a Tagged call takes only Tagged arrays")
+        return inputs, outs
+
+    def run(self, operation, inputs, outs, stream, chunks):
+        views = [np.asarray(a) for a in inputs]
+        out_views = None if outs is None else [np.asarray(o) for o in outs]
+        results = runner.run(operation, views, out_views, stream)
+        return outs if outs is not None else [r.view(Tagged) for r in results]
+
+
+@pytest.fixture
+def tagged():
+    cd.register_adapter(__name__, TaggedAdapter)
+    yield
+    cd.register_adapter(__name__, None)
+
+
+def test_a_toy_adapter_takes_only_the_interface(tagged, rng):
+    x = rng.integers(0, 100, (6, 8)).astype(np.int32)
+    t = x.view(Tagged)
+    y = cd.slice1(t, [1, 2], [4, 6], [-2, 3])
+    assert type(y) is Tagged and np.array_equal(y, x[4:0:-2, 2:8:3])
+    parts = cd.split(t, [1, 5], axis=0)
+    assert [type(p) for p in parts] == [Tagged, Tagged] and np.array_equal(parts[1], x[1:])
+    joined = cd.join([t, t], axis=1)
+    assert type(joined) is Tagged and np.array_equal(joined, np.concatenate([x, x], 1))
+    assert np.array_equal(cd.strided_slice(t, np.s_[::-1, 3]), x[::-1, 3])
+    out = np.full((3, 8), -1, np.int32).view(Tagged)
+    assert cd.strided_slice(t, np.s_[::2], out=out) is out and np.array_equal(out, x[::2])
+    with pytest.raises(TypeError, match="a Tagged call takes only Tagged arrays"):
+        cd.join([t, x])
+    with pytest.raises(TypeError, match=r"Slice1: InputWindowOffsets\[0\] must be an integer, not float"):
+        cd.slice1(t, [1.0, 2], [4, 6])
+    with pytest.raises(cd.DescriptorError, match="exceeds InputTensor.Sizes"):
+        cd.slice1(t, [5, 0], [4, 6])
+
+
+def test_without_the_adapter_the_subclass_is_refused(rng):
+    t = np.zeros((2, 2), np.float32).view(Tagged)
+    with pytest.raises(TypeError, match="a NumPy subclass whose meaning"):
+        cd.slice1(t, [0, 0], [1, 1])
+
+
+def test_adapters_are_asked_only_for_libraries_in_use(monkeypatch):
+    loaded = []
+    monkeypatch.setattr(adapters, "_REGISTERED", [("no.such.library", lambda: loaded.append(1))])
+    monkeypatch.setattr(adapters, "_LOADED", {})
+    assert np.array_equal(cd.join([np.arange(2), np.arange(3)]), [0, 1, 0, 1, 2])
+    assert loaded == []
