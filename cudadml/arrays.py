@@ -72,14 +72,6 @@ def _public(fn):
     return fn
 
 
-def _arrays(operation, inputs, out, many_out=False):
-    """The adapter of a call of ``operation`` (a class of ``calls``), and the call's arrays as
-    that adapter runs them: ``(adapter, inputs, outs)``, ``outs`` a list or None."""
-    outs = None if out is None else out if many_out else [out]
-    adapter = adapter_for(inputs, outs)
-    return (adapter, *adapter.arrays(operation, inputs, outs))
-
-
 def _as_list(arrays, what, name):
     """``arrays`` as a list: a list itself (an ``out=`` list is returned as given)."""
     if type(arrays) is list:
@@ -138,7 +130,9 @@ def slice(
     array([[[[ 5.,  8.],
              [13., 16.]]]], dtype=float32)
     """
-    adapter, (x,), outs = _arrays(Slice, [x], out)
+    outs = None if out is None else [out]
+    adapter = adapter_for([x], outs)
+    (x,), outs = adapter.arrays(Slice, [x], outs)
     operation = Slice.of(x.shape, offsets, sizes, strides, feature_level, directml_types)
     return adapter.run(operation, [x], outs, stream, chunks)[0]
 
@@ -195,7 +189,9 @@ def slice1(
     array([[14., 16.],
            [ 6.,  8.]], dtype=float32)
     """
-    adapter, (x,), outs = _arrays(Slice1, [x], out)
+    outs = None if out is None else [out]
+    adapter = adapter_for([x], outs)
+    (x,), outs = adapter.arrays(Slice1, [x], outs)
     operation = Slice1.of(
         x.shape, window_offsets, window_sizes, window_strides, output_sizes, feature_level, directml_types
     )
@@ -254,7 +250,9 @@ def slice_grad(
            [ 9,  0, 11,  0],
            [ 0,  0,  0,  0]], dtype=int32)
     """
-    adapter, (dy,), outs = _arrays(SliceGrad, [dy], out)
+    outs = None if out is None else [out]
+    adapter = adapter_for([dy], outs)
+    (dy,), outs = adapter.arrays(SliceGrad, [dy], outs)
     operation = SliceGrad.of(
         dy.shape, input_shape, window_offsets, window_sizes, window_strides, feature_level, directml_types
     )
@@ -306,7 +304,9 @@ def split(
     [(1, 1, 2, 2), (1, 1, 1, 2), (1, 1, 3, 2)]
     """
     name = Split.NAME
-    adapter, (x,), outs = _arrays(Split, [x], None if out is None else _as_list(out, "out", name), many_out=True)
+    outs = None if out is None else _as_list(out, "out", name)
+    adapter = adapter_for([x], outs)
+    (x,), outs = adapter.arrays(Split, [x], outs)
     operation = Split.of(x.shape, split_sizes, axis, feature_level, directml_types)
     if outs is not None and len(outs) != len(operation.sizes):
         parts = len(operation.sizes)
@@ -357,8 +357,10 @@ def join(
     xs = _as_list(xs, "xs", name)
     if not xs:
         raise ValueError(f"{name}: needs at least one array to join")
-    adapter, xs, outs = _arrays(Join, xs, out)
-    operation = Join.of([x.shape for x in xs], axis, feature_level, directml_types)
+    outs = None if out is None else [out]
+    adapter = adapter_for(xs, outs)
+    xs, outs = adapter.arrays(Join, xs, outs)
+    operation = Join.of(xs[0].shape, axis, feature_level, directml_types)
     return adapter.run(operation, xs, outs, stream, chunks)[0]
 
 
@@ -406,7 +408,9 @@ def strided_slice(
     >>> cd.strided_slice(x, np.s_[::-2, 1])
     array([9, 1])
     """
-    adapter, (x,), outs = _arrays(StridedSlice, [x], out)
+    outs = None if out is None else [out]
+    adapter = adapter_for([x], outs)
+    (x,), outs = adapter.arrays(StridedSlice, [x], outs)
     operation = StridedSlice.of(x.shape, key, feature_level, directml_types)
     return adapter.run(operation, [x], outs, stream, chunks)[0]
 
@@ -455,6 +459,8 @@ def strided_slice_grad(
     >>> cd.strided_slice_grad(np.array([7, 8]), (5,), np.s_[::-3])
     array([0, 8, 0, 0, 7])
     """
-    adapter, (dy,), outs = _arrays(StridedSliceGrad, [dy], out)
+    outs = None if out is None else [out]
+    adapter = adapter_for([dy], outs)
+    (dy,), outs = adapter.arrays(StridedSliceGrad, [dy], outs)
     operation = StridedSliceGrad.of(dy.shape, input_shape, key, feature_level, directml_types)
     return adapter.run(operation, [dy], outs, stream, chunks)[0]

@@ -18,6 +18,7 @@ PyTorch adapter runs one on views of its tensors, the Dask adapter validates it 
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -50,6 +51,8 @@ __all__ = [
 ]
 
 _NEWEST = FeatureLevel.newest()
+_DEFAULTS = (_NEWEST, True)
+_new = tuple.__new__  # an operation from its fields, without the keyword-taking constructor (per call)
 
 
 class Call(NamedTuple):
@@ -84,6 +87,8 @@ class Description(NamedTuple):
 
 def options(feature_level, directml_types) -> tuple[FeatureLevel, bool]:
     """The options every operation carries, normalised."""
+    if feature_level is None and directml_types is True:
+        return _DEFAULTS
     level = _NEWEST if feature_level is None else FeatureLevel.coerce(feature_level)
     if directml_types is not True and directml_types is not False:
         if not isinstance(directml_types, np.bool_):
@@ -162,12 +167,9 @@ class Slice(NamedTuple):
     def of(cls, shape, offsets, sizes, strides=None, feature_level=None, directml_types=True):
         name = cls.NAME
         ndim = len(_ranked(name, shape))
-        return cls(
-            int_tuple(offsets, "Offsets", name),
-            int_tuple(sizes, "Sizes", name),
-            (1,) * ndim if strides is None else int_tuple(strides, "Strides", name),
-            *options(feature_level, directml_types),
-        )
+        offsets, sizes = int_tuple(offsets, "Offsets", name), int_tuple(sizes, "Sizes", name)
+        strides = (1,) * ndim if strides is None else int_tuple(strides, "Strides", name)
+        return _new(cls, (offsets, sizes, strides, *options(feature_level, directml_types)))
 
     @property
     def windows(self):
@@ -216,7 +218,7 @@ class Slice1(NamedTuple):
             output_sizes = tuple(1 + (n - 1) // abs(st) if st and n > 0 else n for n, st in zip(sizes, strides))
         else:
             output_sizes = int_tuple(output_sizes, "output_sizes", name)
-        return cls(offsets, sizes, strides, output_sizes, *options(feature_level, directml_types))
+        return _new(cls, (offsets, sizes, strides, output_sizes, *options(feature_level, directml_types)))
 
     @property
     def windows(self):
@@ -278,7 +280,8 @@ class SliceGrad(NamedTuple):
     def of(cls, dy_shape, input_shape, offsets, sizes, strides=None, feature_level=None, directml_types=True):
         name = cls.NAME
         window = _window_args(name, len(_ranked(name, dy_shape)), offsets, sizes, strides)
-        return cls(int_tuple(input_shape, "input_shape", name), *window, *options(feature_level, directml_types))
+        input_shape = int_tuple(input_shape, "input_shape", name)
+        return _new(cls, (input_shape, *window, *options(feature_level, directml_types)))
 
     def windows_for(self, dy_shape):
         """Per axis ``(start, step, count)``: element ``c`` of ``dy`` lands at ``start + step * c``."""
@@ -330,7 +333,9 @@ class Split(NamedTuple):
         name = cls.NAME
         axis = normalize_axis(axis, len(_ranked(name, shape)), name)
         n = shape[axis]
-        if isinstance(split_sizes, (int, np.integer)) and not isinstance(split_sizes, (bool, np.bool_)):
+        if type(split_sizes) is int or (
+            isinstance(split_sizes, (int, np.integer)) and not isinstance(split_sizes, (bool, np.bool_))
+        ):
             parts = int(split_sizes)
             if parts < 1 or n % parts:
                 raise ValueError(f"{name}: axis {axis} of size {n} does not divide into {parts} equal parts; pass the sizes")
@@ -339,7 +344,7 @@ class Split(NamedTuple):
             sizes = int_tuple(split_sizes, "split_sizes", name)
             if any(s < 0 for s in sizes):
                 raise ValueError(f"{name}: split_sizes {sizes} has a negative size")
-        return cls(axis, sizes, *options(feature_level, directml_types))
+        return _new(cls, (axis, sizes, *options(feature_level, directml_types)))
 
     def results(self, shape):
         axis = self.axis
@@ -372,11 +377,12 @@ class Join(NamedTuple):
     NAME = "Join"
 
     @classmethod
-    def of(cls, shapes, axis=0, feature_level=None, directml_types=True):
+    def of(cls, shape, axis=0, feature_level=None, directml_types=True):
+        """``shape``: the first array's (the others are checked by ``describe``)."""
         name = cls.NAME
-        if len(shapes[0]) == 0:
+        if len(shape) == 0:
             raise ValueError(f"{name}: a 0-dimensional array has nothing to join")
-        return cls(normalize_axis(axis, len(shapes[0]), name), *options(feature_level, directml_types))
+        return _new(cls, (normalize_axis(axis, len(shape), name), *options(feature_level, directml_types)))
 
     def describe(self, dtype, shapes):
         name, axis, ndim = self.NAME, self.axis, len(shapes[0])
@@ -413,8 +419,11 @@ class StridedSlice(NamedTuple):
 
     @classmethod
     def of(cls, shape, key, feature_level=None, directml_types=True):
-        _ranked(cls.NAME, shape)
-        return cls(*parse_key(index_key(key), tuple(shape)), *options(feature_level, directml_types))
+        if not shape:
+            _ranked(cls.NAME, shape)
+        if feature_level is None and directml_types is True:  # the common case, without a call
+            return _strided_slice(index_key(key), shape, _NEWEST, True)
+        return _strided_slice(index_key(key), shape, *options(feature_level, directml_types))
 
     def describe(self, dtype, shapes):
         (shape,), result_shape = shapes, self.result_shape
@@ -433,6 +442,13 @@ class StridedSlice(NamedTuple):
             result_shape=(*self.result_shape, 2),
             axis_map=(*self.axis_map, len(self.result_shape)),
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _strided_slice(tokens, shape, feature_level, directml_types):
+    """``StridedSlice`` of a key's tokens on ``shape`` (a tuple of ints): memoized, so that a
+    call in a loop parses its key and builds its operation once."""
+    return StridedSlice(*parse_key(tokens, tuple(shape)), feature_level, directml_types)
 
 
 class StridedSliceGrad(NamedTuple):
@@ -458,7 +474,7 @@ class StridedSliceGrad(NamedTuple):
         windows, result_shape, axis_map = parse_key(index_key(key), input_shape)
         if tuple(dy_shape) != result_shape:
             raise ValueError(f"{name}: dy has shape {tuple(dy_shape)}; x[key] has shape {result_shape}")
-        return cls(input_shape, windows, result_shape, axis_map, *options(feature_level, directml_types))
+        return _new(cls, (input_shape, windows, result_shape, axis_map, *options(feature_level, directml_types)))
 
     def describe(self, dtype, shapes):
         shape, result_shape = self.input_shape, self.result_shape

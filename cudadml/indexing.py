@@ -47,14 +47,14 @@ def index_key(key) -> tuple:
     return tuple(tokens)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def parse_key(tokens: tuple, shape: tuple) -> tuple:
     """``index_key``'s tokens read against ``shape``: ``(windows, result_shape, axis_map)``.
 
     ``windows[d] = (start, step, count)`` for input axis ``d`` (the step 1 where at most one
     element is taken: any other step is irrelevant); ``axis_map[d]`` is the result axis that
-    ``d`` becomes, or ``None`` where an integer index drops it. Memoized: a call in a loop
-    parses its key once.
+    ``d`` becomes, or ``None`` where an integer index drops it. Memoized (the forward and the
+    gradient of one index parse it once).
     """
     ndim = len(shape)
     if sum(k is Ellipsis for k in tokens) > 1:

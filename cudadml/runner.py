@@ -38,7 +38,8 @@ _ENTRY_BYTES = 4096
 _BINDING_BYTES = 1536
 #: Parts of a split share one allocation, each starting at a multiple of this many bytes.
 _PART_ALIGNMENT = 16
-_DTYPE = operator.attrgetter("dtype")
+_DTYPE, _SHAPE, _STRIDES = operator.attrgetter("dtype"), operator.attrgetter("shape"), operator.attrgetter("strides")
+_new_call = tuple.__new__  # a Call from its fields without the keyword-taking constructor (per call)
 
 
 class _Entry:
@@ -177,56 +178,31 @@ def _empty(kind, shape, dtype):
     return sys.modules["cupy"].ndarray(shape, dtype)
 
 
-class _Plain:
-    """The adapter of NumPy and CuPy arrays (and whatever ``np.asarray`` takes): the default."""
-
-    def takes(self, inputs, outs):
-        return True
-
-    def arrays(self, operation, inputs, outs):
-        name = operation.NAME
-        cupy = sys.modules.get("cupy")
-        if len(inputs) > 1 and cupy is not None and list(map(type, inputs)).count(cupy.ndarray) == len(inputs):
-            kind = "cupy"  # CuPy arrays as they are: the common case of a join, without a call per array
-        else:
-            converted = [_input(a, name) for a in inputs]
-            kind = converted[0][0]
-            if any(k != kind for k, _ in converted):
-                raise TypeError(f"{name}: arrays mix host (NumPy) and device (CuPy) memory")
-            inputs = [a for _, a in converted]
-        if len(inputs) > 1:
-            common_dtype(name, list(map(_DTYPE, inputs)))
-        if outs is not None:
-            outs = [_out(kind, o, name) for o in outs]
-        return inputs, outs
-
-    def run(self, operation, inputs, outs, stream=None, chunks=None):
-        if chunks is not None:
-            raise TypeError(f"{operation.function}: chunks= is for Dask arrays; this call has none")
-        return run(operation, inputs, outs, stream)
-
-
-PLAIN = _Plain()
 
 
 # ---- running a call -----------------------------------------------------------------------------
 
 
-def run(operation, inputs, outs=None, stream=None):
+def run(operation, inputs, outs=None, stream=None, chunks=None):
     """``operation`` on NumPy or CuPy arrays (of one kind and dtype), into ``outs`` where given:
     the list of results (``outs`` itself where given)."""
+    if chunks is not None:
+        raise TypeError(f"{operation.function}: chunks= is for Dask arrays; this call has none")
     x = inputs[0]
     dtype = x.dtype
-    if dtype.itemsize == 16 and operation.directml_types is False:
+    if operation.directml_types is False and dtype.itemsize == 16:
         return _on_words(operation, inputs, outs, stream)
     kind = "numpy" if type(x) is np.ndarray or isinstance(x, np.ndarray) else "cupy"
-    call = Call(
-        operation,
-        kind,
-        None if kind == "numpy" else x.data.device_id,
-        dtype,
-        ((x.shape, x.strides),) if len(inputs) == 1 else tuple((a.shape, a.strides) for a in inputs),
-        None if outs is None else tuple((o.shape, o.strides, o.dtype) for o in outs),
+    call = _new_call(
+        Call,
+        (
+            operation,
+            kind,
+            None if kind == "numpy" else x.data.device_id,
+            dtype,
+            ((x.shape, x.strides),) if len(inputs) == 1 else tuple(zip(map(_SHAPE, inputs), map(_STRIDES, inputs))),
+            None if outs is None else _out_layouts(outs),
+        ),
     )
     entry = _CACHE.get(call)
     if entry.bound_inputs is not None:
@@ -253,6 +229,46 @@ def run(operation, inputs, outs=None, stream=None):
         else:
             out[...] = 0
     return outs
+
+
+class _Plain:
+    """The adapter of NumPy and CuPy arrays (and whatever ``np.asarray`` takes): the default."""
+
+    def takes(self, inputs, outs):
+        return True
+
+    def arrays(self, operation, inputs, outs):
+        name = operation.NAME
+        if len(inputs) == 1:
+            kind, x = _input(inputs[0], name)
+            inputs = [x]
+        elif (cupy := sys.modules.get("cupy")) is not None and list(map(type, inputs)).count(cupy.ndarray) == len(
+            inputs
+        ):
+            kind = "cupy"  # CuPy arrays as they are: the common case of a join, without a call per array
+        else:
+            converted = [_input(a, name) for a in inputs]
+            kind = converted[0][0]
+            if any(k != kind for k, _ in converted):
+                raise TypeError(f"{name}: arrays mix host (NumPy) and device (CuPy) memory")
+            inputs = [a for _, a in converted]
+        if len(inputs) > 1:
+            common_dtype(name, list(map(_DTYPE, inputs)))
+        if outs is not None:
+            outs = [_out(kind, o, name) for o in outs]
+        return inputs, outs
+
+    run = staticmethod(run)  # no method in between: every NumPy and CuPy call comes this way
+
+
+PLAIN = _Plain()
+
+
+def _out_layouts(outs):
+    if len(outs) == 1:
+        o = outs[0]
+        return ((o.shape, o.strides, o.dtype),)
+    return tuple((o.shape, o.strides, o.dtype) for o in outs)
 
 
 def _parts(kind, buffer, entry, dtype):

@@ -179,7 +179,7 @@ def _gradient(op, shapes, grads):
         window = op.offsets, op.sizes, op.strides
         return calls.Slice1.of(grads[0].shape, *window, shapes[0], directml_types=flag), grads
     if isinstance(op, calls.Split):
-        return calls.Join.of([g.shape for g in grads], op.axis, directml_types=flag), grads
+        return calls.Join.of(grads[0].shape, op.axis, directml_types=flag), grads
     if isinstance(op, calls.Join):
         sizes = [s[op.axis] for s in shapes]
         return calls.Split.of(grads[0].shape, sizes, op.axis, directml_types=flag), grads
