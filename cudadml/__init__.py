@@ -11,6 +11,25 @@ Two layers share one set of rules:
 ``explain`` draws what an operator or an array-function call does. ``precompile`` compiles the
 kernels a workload will need ahead of its first call; compiles are logged at INFO level on
 ``logging.getLogger("cudadml")``.
+
+The modules, in layers; a module imports only from its own layer or those above it in this
+list, never in a circle (``tests/test_layers.py`` checks it):
+
+* core: ``enums`` and ``errors`` (the vocabulary), ``tensor`` (``BufferTensorDesc`` and its
+  rules), ``operators`` (the operator descriptors: their rules and lowering), ``plan`` (the
+  lowered form and its shape algebra), ``overlap`` (whether a layout reaches an element
+  twice), ``examples`` (DirectML's worked examples), ``hooks`` (what the core calls that the
+  layers below provide: ``compile()``'s class, the pictures);
+* execution: ``bindings`` (the binding rules), ``backends`` (CUDA kernels, NumPy reference,
+  host emulation), ``compiled`` (``CompiledOperator``), ``warmup`` (``precompile``),
+  ``testing`` (buffers and oracles for tests);
+* front: ``indexing`` (basic indexing as windows), ``calls`` (each call normalised into one
+  operation value and its DirectML descriptor), ``runner`` (operations on NumPy and CuPy
+  arrays: the cache of compiled operators, results), ``adapters`` (how other array libraries
+  plug in), ``arrays`` (the public array functions);
+* top: ``display`` (reprs' pictures and ``explain``), ``interop.torch`` and ``interop.dask``
+  (the adapters of PyTorch and Dask, registered here and loaded when a call holds their
+  arrays), ``__main__`` and ``_bench`` (the self-check).
 """
 
 from .adapters import register_adapter

@@ -58,6 +58,7 @@ _new = tuple.__new__  # an operation from its fields, without the keyword-taking
 class Call(NamedTuple):
     """An operation bound to arrays: the cache key of its compiled operator."""
 
+    function: str  # the operation's: operations of two kinds may hold equal fields
     operation: Any  # one of the operations below
     kind: str  # "numpy" (host backend) or "cupy" (kernels)
     device: int | None

@@ -196,6 +196,7 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
     call = _new_call(
         Call,
         (
+            operation.function,
             operation,
             kind,
             None if kind == "numpy" else x.data.device_id,
@@ -325,7 +326,7 @@ def _result_view(name, k, out_layout, shape, dtype):
 
 
 def _build(call):
-    operation, kind, device, dtype, layouts, out_layouts = call
+    _, operation, kind, device, dtype, layouts, out_layouts = call
     name = operation.NAME
     d = operation.describe(dtype, [shape for shape, _ in layouts])
     shapes = d.shapes

@@ -355,6 +355,14 @@ def test_split_parts_are_views_of_one_allocation(xp, rng):
 # ---- the cache is bounded in bytes, and safe across threads ------------------------------------
 
 
+def test_the_cache_tells_operations_with_equal_parameters_apart():
+    """SLICE_GRAD's (input_shape, offsets, sizes, strides) and SLICE1's (offsets, sizes,
+    strides, output_sizes) can hold the same numbers: the calls must not share an entry."""
+    dy = np.arange(4, dtype=np.int32).reshape(2, 2)
+    assert cd.slice_grad(dy, (0, 0), (2, 2), (1, 1), (2, 2)).shape == (0, 0)  # an empty gradient
+    assert np.array_equal(cd.slice1(dy, (0, 0), (2, 2), (1, 1), output_sizes=(2, 2)), dy)
+
+
 def test_array_cache_is_bounded_in_bytes(monkeypatch):
     monkeypatch.setattr(runner._CACHE, "limit", 200_000)
     runner._CACHE.clear()
