@@ -339,7 +339,9 @@ class Split(NamedTuple):
         ):
             parts = int(split_sizes)
             if parts < 1 or n % parts:
-                raise ValueError(f"{name}: axis {axis} of size {n} does not divide into {parts} equal parts; pass the sizes")
+                raise ValueError(
+                    f"{name}: axis {axis} of size {n} does not divide into {parts} equal parts; pass the sizes"
+                )
             sizes = (n // parts,) * parts
         else:
             sizes = int_tuple(split_sizes, "split_sizes", name)

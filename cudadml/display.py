@@ -1,29 +1,35 @@
 """Reprs and pictures: what a descriptor, a tensor or an array-function call does, drawn.
 
-A picture is made by running the operator itself on index data, so it cannot disagree with
-what runs: a descriptor's plan runs on the reference backend over buffers whose elements hold
-their own element offsets (and 8-byte elements, so every offset fits); an array function runs
-on arrays of indices. What each output element received then says which input element it
-read. ``Explanation`` draws the result as inline SVG for Jupyter (``_repr_html_``) and as text
+A picture is drawn from the geometry that runs, not a second formula: a descriptor's windows
+(``windows``: per dimension ``(start, step, count)``, what it lowers to its plan) and SPLIT's and
+JOIN's parts along their axis; an array function's call normalised and validated as the
+function does it (``calls``, ``runner.describe``), whose windows are the descriptor's. Marks are
+made only for the cells drawn, so a picture costs what it shows, whatever the tensor's size.
+``Explanation`` draws the result as inline SVG for Jupyter (``_repr_html_``) and as text
 (``repr``): one grid per 2-D slice of the tensor drawn, padding between rows hatched (``#``),
 the cells a window reads numbered in output order, SPLIT and JOIN parts coloured.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import html
 import inspect
+import itertools
+import math
+import sys
 from typing import Any
 
 import numpy as np
 
-from . import arrays
-from .backends import reference
+from .calls import Join, Slice, Slice1, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from .compiled import CompiledOperator
 from .errors import int_tuple
 from .hooks import provide
 from .operators import _OperatorDesc, desc_summary, tensors_text
+from .overlap import overlaps_itself
+from .runner import describe
 from .tensor import BufferTensorDesc, last_element_index, packed_strides, tensor_text
 
 __all__ = ["Explanation", "explain"]
@@ -36,15 +42,14 @@ _READ = "#cfe3ff"
 _INK = "#1f4e9c"  # outlines and arrows
 _CELL = 26  # SVG cell size in pixels
 _CHAR = 8  # an upper bound on the width of a character of the 13-pixel font
-_UNSET = np.uint64(2**64 - 1)
-_GATHERS = ("slice", "slice1", "strided_slice")
 _SCATTERS = ("slice_grad", "strided_slice_grad")
 
 
 @dataclasses.dataclass
 class _Grid:
-    """The tensor drawn: its sizes and element strides, and per element offset a mark (a label
-    and, for SPLIT and JOIN, a part); ``steps`` maps an axis to the signed step it is read with."""
+    """The tensor drawn: its sizes and element strides, and per element offset of a cell drawn
+    that is marked, its mark (a label and, for SPLIT and JOIN, a part); ``steps`` maps an axis to
+    the signed step it is read with."""
 
     sizes: tuple[int, ...]
     strides: tuple[int, ...]
@@ -91,36 +96,30 @@ class Explanation:
         """``(caption, rows)`` per 2-D slice drawn; a row is a list of ``(label, part, kind)``
         cells, kind "mark", "empty" or "padding"; and the lines saying what was cut."""
         sizes, strides = self.grid.sizes, self.grid.strides
-        lead = sizes[:-2]
-        n_rows = sizes[-2] if len(sizes) > 1 else 1
-        n_cols, col_stride = sizes[-1], strides[-1]
-        row_stride = strides[-2] if len(sizes) > 1 else 0
-        span = (n_cols - 1) * col_stride + 1
-        pitched = col_stride > 0 and (n_rows == 1 or row_stride >= span)  # rows apart and in order
-        width = (row_stride if n_rows > 1 else span) if pitched else n_cols
+        lay = _layout(sizes, strides)
+        n_rows, n_cols, pitched, width = lay.rows, lay.columns, lay.pitched, lay.width
         cut = []
-        total = int(np.prod(lead)) if lead else 1
-        if total > MAX_SLICES:
-            cut.append(f"{total - MAX_SLICES} more 2-D slices not drawn")
+        if lay.slices > MAX_SLICES:
+            cut.append(f"{lay.slices - MAX_SLICES} more 2-D slices not drawn")
         if n_rows > MAX_ROWS:
             cut.append(f"rows {MAX_ROWS} to {n_rows - 1} not drawn")
         if width > MAX_COLUMNS:
             cut.append(f"columns {MAX_COLUMNS} to {width - 1} not drawn")
         slices = []
-        for index in list(np.ndindex(*lead))[:MAX_SLICES]:
+        for index in lay.leads:
             base = sum(i * s for i, s in zip(index, strides))
             rows = []
-            for r in range(min(n_rows, MAX_ROWS)):
+            for r in lay.drawn_rows:
                 row = []
                 for j in range(min(width, MAX_COLUMNS)):
-                    if pitched and (j % col_stride or j // col_stride >= n_cols):
+                    if pitched and (j % lay.column_stride or j // lay.column_stride >= n_cols):
                         row.append(("#", None, "padding"))
                         continue
-                    offset = base + r * row_stride + (j if pitched else j * col_stride)
+                    offset = base + r * lay.row_stride + (j if pitched else j * lay.column_stride)
                     label, part = self.grid.marks.get(offset, (".", None))
                     row.append((label, part, "empty" if label == "." else "mark"))
                 rows.append(row)
-            caption = f"[{', '.join(map(str, index))}, :, :]" if lead else ""
+            caption = f"[{', '.join(map(str, index))}, :, :]" if len(sizes) > 2 else ""
             slices.append((caption, rows))
         return slices, cut, pitched
 
@@ -247,87 +246,323 @@ def _bounding_box(rows):
     return (min(rs), max(rs)), (min(cs), max(cs))
 
 
-# ---- from what ran to marks ----------------------------------------------------------------------
+# ---- the cells drawn -----------------------------------------------------------------------------
 
 
-def _offsets(sizes, strides):
-    """The element offset of every element, as an array of shape ``sizes``."""
-    offsets = np.zeros(sizes, np.int64)
-    for axis, (n, s) in enumerate(zip(sizes, strides)):
-        shape = [1] * len(sizes)
-        shape[axis] = n
-        offsets += (np.arange(n, dtype=np.int64) * s).reshape(shape)
-    return offsets
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """How `Explanation._slices` lays a grid out: the leading index tuples drawn (the first
+    ``MAX_SLICES`` in ``np.ndindex`` order) of ``slices`` in all, the rows and columns of each
+    slice and their element strides, whether rows are drawn at their pitch (padding hatched) and
+    the width of a row in cells (elements and padding)."""
+
+    leads: tuple[tuple[int, ...], ...]
+    slices: int
+    rows: int
+    row_stride: int
+    columns: int
+    column_stride: int
+    pitched: bool
+    width: int
+
+    @property
+    def drawn_rows(self) -> range:
+        return range(min(self.rows, MAX_ROWS))
+
+    @property
+    def drawn_columns(self) -> range:
+        """The element columns drawn: those whose cell lies within the first ``MAX_COLUMNS``."""
+        if self.pitched:  # column c is cell c * column_stride
+            return range(min(self.columns, -(-min(self.width, MAX_COLUMNS) // self.column_stride)))
+        return range(min(self.columns, MAX_COLUMNS))
 
 
-def _steps(sources, sizes, strides):
-    """The signed step of each axis of the grid ``(sizes, strides)`` that the element offsets
-    ``sources`` (one per element of the other side, in its shape) walk, where that can be told:
-    from element 0 to the next element along each of the other side's axes."""
-    offsets = _offsets(sizes, strides).ravel()
-    if sources.size < 2 or len(np.unique(offsets)) != offsets.size:  # aliased elements: no unique walk
+def _layout(sizes, strides) -> _Layout:
+    lead = sizes[:-2]
+    n_rows = sizes[-2] if len(sizes) > 1 else 1
+    n_cols, col_stride = sizes[-1], strides[-1]
+    row_stride = strides[-2] if len(sizes) > 1 else 0
+    span = (n_cols - 1) * col_stride + 1
+    pitched = col_stride > 0 and (n_rows == 1 or row_stride >= span)  # rows apart and in order
+    width = (row_stride if n_rows > 1 else span) if pitched else n_cols
+    # The first MAX_SLICES index tuples in row-major order take no index past MAX_SLICES - 1 in
+    # any axis, so a product of short ranges finds them whatever the axes' sizes.
+    firsts = itertools.product(*(range(min(n, MAX_SLICES)) for n in lead))
+    leads = tuple(itertools.islice(firsts, MAX_SLICES))
+    return _Layout(leads, math.prod(lead), n_rows, row_stride, n_cols, col_stride, pitched, width)
+
+
+def _aliased(sizes, strides) -> bool:
+    """Whether two coordinates of the grid share an element offset."""
+    return overlaps_itself(sizes, strides, 1)
+
+
+# ---- marks from the geometry that runs ----------------------------------------------------------
+# A window ``(start, step, count)`` per dimension of the grid pairs element ``c`` of the other
+# side with coordinate ``start + step * c`` of the grid, as the descriptors lower it; the other
+# side's row-major index of ``c`` is ``sum(c_d * mults_d)``. Marks are made for the drawn cells
+# only: per cell from its coordinate where the grid's offsets are unique, and per drawn offset by
+# a bounded search where several coordinates share one (an aliased input).
+
+#: Steps the searches of one picture of an aliased grid may take in all (see `_Search`).
+_SEARCH_STEPS = 100_000
+
+
+def _label(ks):
+    """A gather cell's label: the first three row-major indices that read it, "…" for more."""
+    return str(ks[0]) if len(ks) == 1 else ",".join(map(str, ks[:3])) + ("…" if len(ks) > 3 else "")
+
+
+def _combine(a, b):
+    """The first four sums of ``a`` (sums for the dimensions before, in row-major order) and
+    ``b`` (one dimension's terms, ascending) in row-major order: row-major order visits only
+    the first four of each before the fourth sum, so four of each are all that is kept."""
+    if len(a) == 1 and len(b) == 1:
+        return (a[0] + b[0],)
+    return tuple(itertools.islice((x + y for x in a for y in b), 4))
+
+
+def _candidates(window, mult, i):
+    """The terms ``c * mult`` (ascending, at most four) of the ``c`` with ``start + step * c == i``."""
+    start, step, count = window
+    if step == 0:
+        return tuple(c * mult for c in range(min(count, 4))) if i == start else ()
+    c, off = divmod(i - start, step)
+    return (c * mult,) if off == 0 and 0 <= c < count else ()
+
+
+def _cell_marks(sizes, strides, terms, mark):
+    """The marks of the drawn cells of a grid whose offsets are unique: ``terms(d, i)`` gives
+    a coordinate's terms along dimension ``d`` (ascending; none: the cell is unmarked), and
+    ``mark`` turns a cell's first sums (`_combine`) into its ``(label, part)``."""
+    n, lay = len(sizes), _layout(sizes, strides)
+    columns = [(c * lay.column_stride, terms(n - 1, c)) for c in lay.drawn_columns]
+    columns = [(o, t) for o, t in columns if t]
+    rows = [(r * lay.row_stride, terms(n - 2, r)) for r in lay.drawn_rows] if n > 1 else [(0, (0,))]
+    marks = {}
+    for lead in lay.leads:
+        sums, base = (0,), 0
+        for d, i in enumerate(lead):
+            sums, base = _combine(sums, terms(d, i)), base + i * strides[d]
+        for row_offset, row_terms in rows:
+            row_sums = _combine(sums, row_terms) if sums else ()
+            if row_sums:
+                at = base + row_offset
+                for column_offset, column_terms in columns:
+                    marks[at + column_offset] = mark(_combine(row_sums, column_terms))
+    return marks
+
+
+def _offset_marks(sizes, strides, mark):
+    """The marks of the drawn cells of an aliased grid: ``mark(offset)`` once per offset drawn,
+    its ``(label, part)`` or None."""
+    lay, marks, seen = _layout(sizes, strides), {}, set()
+    for lead in lay.leads:
+        base = sum(i * s for i, s in zip(lead, strides))
+        for r in lay.drawn_rows:
+            for c in lay.drawn_columns:
+                offset = base + r * lay.row_stride + c * lay.column_stride
+                if offset not in seen:
+                    seen.add(offset)
+                    found = mark(offset)
+                    if found is not None:
+                        marks[offset] = found
+    return marks
+
+
+class _OutOfSteps(Exception):
+    pass
+
+
+class _Search:
+    """Solutions ``x`` of ``sum(e_d * x_d) == target`` with ``0 <= x_d < n_d``, lazily and in
+    row-major order (or its reverse): which indices reach one element offset of an aliased
+    layout, without visiting the others. A dimension is searched only over the ``x_d`` that
+    leave the rest reachable (within the rest's range, and in the residue class the rest's
+    gcd allows); one of ``e_d = 0`` (a stride of 0) is searched once for all its ``x_d``. Dead
+    ends remain possible where the rest's range has gaps, so the searches of one picture share
+    ``_SEARCH_STEPS`` steps; a search past them raises `_OutOfSteps`."""
+
+    def __init__(self, steps=_SEARCH_STEPS):
+        self.left = steps
+
+    def solutions(self, terms, target, reverse=False):
+        n = len(terms)
+        if any(m < 1 for _, m in terms):
+            return
+        low, high, gcd = [0] * (n + 1), [0] * (n + 1), [0] * (n + 1)  # of the sum over dimensions d...
+        for d in reversed(range(n)):
+            e, m = terms[d]
+            reach = e * (m - 1)
+            low[d], high[d], gcd[d] = low[d + 1] + min(reach, 0), high[d + 1] + max(reach, 0), math.gcd(gcd[d + 1], e)
+
+        def walk(d, t):
+            self.left -= 1
+            if self.left < 0:
+                raise _OutOfSteps
+            if not low[d] <= t <= high[d] or (gcd[d] and t % gcd[d]):
+                return
+            if d == n:
+                yield ()
+                return
+            e, m = terms[d]
+            if e == 0:  # every x_d leaves the same rest
+                if next(walk(d + 1, t), None) is None:
+                    return
+                for x in range(m - 1, -1, -1) if reverse else range(m):
+                    for rest in walk(d + 1, t):
+                        yield (x, *rest)
+                return
+            if e > 0:
+                first, last = -((high[d + 1] - t) // e), (t - low[d + 1]) // e
+            else:
+                first, last = -((t - low[d + 1]) // -e), (high[d + 1] - t) // -e
+            first, last = max(first, 0), min(last, m - 1)
+            # e * x = t (mod the rest's gcd): x = x0 (mod period); gcd[d] divides t (checked above).
+            h = math.gcd(e, gcd[d + 1]) or 1
+            period = gcd[d + 1] // h or 1
+            x0 = (t // h) * pow(e // h, -1, period) % period
+            if reverse:
+                xs = range(last - (last - x0) % period, first - 1, -period)
+            else:
+                xs = range(first + (x0 - first) % period, last + 1, period)
+            for x in xs:
+                for rest in walk(d + 1, t - e * x):
+                    yield (x, *rest)
+
+        yield from walk(0, target)
+
+
+def _window_marks(sizes, strides, windows, mults):
+    """Per drawn cell of the grid ``(sizes, strides)``, the row-major indices (with ``mults``)
+    of the elements ``c`` of the other side paired with it through ``windows``, as `_label`s."""
+    if not _aliased(sizes, strides):
+        terms = lambda d, i: _candidates(windows[d], mults[d], i)  # noqa: E731
+        return _cell_marks(sizes, strides, terms, lambda ks: (_label(ks), None))
+    terms = [(s * step, count) for s, (_, step, count) in zip(strides, windows)]
+    base, search = sum(s * start for s, (start, _, _) in zip(strides, windows)), _Search()
+
+    def mark(offset):  # every index reaching the offset, whatever its coordinate: as what ran merged them
+        ks = []
+        try:
+            for c in itertools.islice(search.solutions(terms, offset - base), 4):
+                ks.append(sum(x * m for x, m in zip(c, mults)))
+        except _OutOfSteps:
+            return (_label(ks[:3]) + "…" if ks else "?", None)
+        return (_label(ks), None) if ks else None
+
+    return _offset_marks(sizes, strides, mark)
+
+
+def _steps(windows, aliased):
+    """The signed step each axis of the grid is walked with (where it is walked: more than one
+    element taken, a non-zero step); none where the grid is aliased (no unique walk)."""
+    if aliased or math.prod(count for _, _, count in windows) < 2:
         return {}
-    where = {int(o): np.unravel_index(k, sizes) for k, o in enumerate(offsets)}
-    start = where[int(sources.flat[0])]
-    steps = {}
-    for axis, n in enumerate(sources.shape):
-        if n > 1:
-            step = where[int(sources[(0,) * axis + (1,) + (0,) * (sources.ndim - axis - 1)])]
-            for d, (a, b) in enumerate(zip(start, step)):
-                if a != b:
-                    steps[d] = int(b - a)
-    return steps
+    return {d: step for d, (_, step, count) in enumerate(windows) if count > 1 and step != 0}
 
 
-def _gather(title, sources, sizes, strides, source):
-    """A copy's picture: ``sources`` holds, per output element, the element offset it read in
-    the grid ``(sizes, strides)`` of ``source``; each element read is numbered with its readers."""
-    readers = {}
-    for k, o in enumerate(sources.ravel().tolist()):
-        readers.setdefault(o, []).append(k)
-    marks = {o: (",".join(map(str, ks[:3])) + ("…" if len(ks) > 3 else ""), None) for o, ks in readers.items()}
-    grid = _Grid(tuple(sizes), tuple(strides), marks, _steps(sources, sizes, strides))
-    total = int(np.prod(sizes))
-    legend = f"{len(readers)} of {total} cells of {source} read; each is numbered with the output elements that read it"
+def _distinct(terms):
+    """How many values ``sum(e_d * x_d)`` takes for ``0 <= x_d < n_d``, or None where that is not
+    quickly told. Sorted by ``|e_d|``, each term either extends an arithmetic progression the
+    values so far form (a multiple of its step, at most its length apart) or lies past them all
+    (multiplying their number); otherwise, where the values span at most ``2**20``, a bitset of
+    them is shifted and or-ed (``log2(n_d)`` times a dimension)."""
+    if any(m < 1 for _, m in terms):
+        return 0
+    dims = sorted((abs(e), m) for e, m in terms if e and m > 1)
+    count, top, progression = 1, 0, (1, 1)  # the values are {step * k : k < length} while progression
+    for e, m in dims:
+        if progression and (progression[1] == 1 or (e % progression[0] == 0 and e // progression[0] <= progression[1])):
+            step = e if progression[1] == 1 else progression[0]
+            length = progression[1] + (e // step) * (m - 1)
+            progression, count, top = (step, length), length, step * (length - 1)
+        elif e > top:
+            progression, count, top = None, count * m, top + e * (m - 1)
+        else:
+            break
+    else:
+        return count
+    span = 1 + sum(e * (m - 1) for e, m in dims)
+    if span > 2**20:
+        return None
+    values = np.zeros(span, bool)
+    values[0] = True
+    for e, m in dims:  # values + e * {0 .. m - 1}, as unions of runs of doubling length
+        run, length, at, union = values, 1, 0, np.zeros(span, bool)
+        while m:
+            if m & 1:
+                union[e * at :] |= run[: span - e * at]
+                at += length
+            if m > 1:
+                run = run.copy()
+                run[e * length :] |= run[: span - e * length]
+                length *= 2
+            m >>= 1
+        values = union
+    return int(values.sum())
+
+
+def _mults(shape, axis_map):
+    """Per dimension of the windows, its weight in the row-major index of ``shape`` (0 where an
+    integer index dropped it)."""
+    packed = packed_strides(shape)
+    return tuple(0 if a is None else packed[a] for a in axis_map)
+
+
+def _gather(title, windows, mults, sizes, strides, source):
+    """A copy's picture: output element ``c`` (row-major index ``sum(c * mults)``) reads the
+    grid ``(sizes, strides)`` of ``source`` at ``start + step * c`` per dimension; each cell read
+    is numbered with its readers."""
+    aliased = _aliased(sizes, strides)
+    grid = _Grid(tuple(sizes), tuple(strides), _window_marks(sizes, strides, windows, mults), _steps(windows, aliased))
+    if aliased:
+        read = _distinct([(s * step, count) for s, (_, step, count) in zip(strides, windows)])
+    else:
+        read = math.prod(count if step else min(count, 1) for _, step, count in windows)
+    if read is None:
+        read = f"at most {math.prod(count for _, _, count in windows)}"
+    total = math.prod(sizes)
+    legend = f"{read} of {total} cells of {source} read; each is numbered with the output elements that read it"
     return Explanation(title, grid, [legend], outline=True)
 
 
-def _scatter(title, received, dy_shape, sizes, strides, dy):
-    """A gradient's picture: ``received`` holds, per element of the grid ``(sizes, strides)``,
-    1 + the index of the element of ``dy`` (of shape ``dy_shape``) it receives, or 0."""
-    offsets = _offsets(sizes, strides)
-    got = received > 0
-    index = received[got].astype(np.int64) - 1
-    sources = np.empty(int(np.prod(dy_shape)), np.int64)
-    sources[index] = offsets[got]  # each element of dy lands on one element
-    marks = {int(o): (str(k), None) for o, k in zip(offsets[got].tolist(), index.tolist())}
-    grid = _Grid(tuple(sizes), tuple(strides), marks, _steps(sources.reshape(dy_shape), sizes, strides))
+def _scatter(title, windows, mults, sizes, strides, dy):
+    """A gradient's picture: element ``c`` of ``dy`` (row-major index ``sum(c * mults)``) lands
+    at ``start + step * c`` of the grid ``(sizes, strides)``; each cell shows what it receives."""
+    marks = _window_marks(sizes, strides, windows, mults)  # an output: unaliased, one element of dy a cell
+    grid = _Grid(tuple(sizes), tuple(strides), marks, _steps(windows, _aliased(sizes, strides)))
     return Explanation(title, grid, [f"each cell shows the element of {dy} it receives; . receives 0"], outline=True)
 
 
-def _parts(title, part_of, sizes, strides, parts, split):
-    """SPLIT's or JOIN's picture: ``part_of`` maps an element offset of the grid to its part."""
-    grid = _Grid(tuple(sizes), tuple(strides), {o: (str(k), k) for o, k in part_of.items()})
+def _parts(title, sizes, strides, axis, extents, parts, split):
+    """SPLIT's or JOIN's picture of the grid ``(sizes, strides)``: part ``k`` covers ``extents[k]``
+    coordinates along ``axis`` after the parts before it (an empty part covers none)."""
+    starts = list(itertools.accumulate(extents, initial=0))[:-1]
+
+    def part_of(i):  # the last part starting at or before i: the non-empty one
+        return bisect.bisect_right(starts, i) - 1
+
+    if not _aliased(sizes, strides):
+        terms = lambda d, i: (part_of(i),) if d == axis else (0,)  # noqa: E731
+        marks = _cell_marks(sizes, strides, terms, lambda ks: (str(ks[0]), ks[0]))
+    else:  # an aliased input: an element goes to each part of its coordinates, drawn in the last
+        order = [axis, *(d for d in range(len(sizes)) if d != axis)]
+        terms, search = [(strides[d], sizes[d]) for d in order], _Search()
+
+        def mark(offset):
+            try:
+                k = part_of(next(search.solutions(terms, offset, reverse=True))[0])
+            except _OutOfSteps:
+                return ("?", None)
+            return (str(k), k)
+
+        marks = _offset_marks(sizes, strides, mark)
     legend = f"each cell shows the part it {'goes to' if split else 'comes from'}"
-    return Explanation(title, grid, [legend], parts)
+    return Explanation(title, _Grid(tuple(sizes), tuple(strides), marks), [legend], parts)
 
 
-# ---- descriptors: their plans run on element offsets -------------------------------------------------
-
-
-def _buffer(tensor, fill=None):
-    """A buffer for ``tensor`` as 8-byte elements, each holding its own element offset (or
-    ``fill``), and the offsets of the tensor's elements in it."""
-    sizes, strides = tensor.sizes, tensor.effective_strides
-    span = last_element_index(sizes, strides) + 1
-    buffer = np.arange(span, dtype=np.uint64) if fill is None else np.full(span, fill, np.uint64)
-    return buffer, _offsets(sizes, strides)
-
-
-def _run_plan(desc, inputs, outputs):
-    plan = dataclasses.replace(desc.to_plan(), element_size=8)
-    address = [b.__array_interface__["data"][0] for b in inputs], [b.__array_interface__["data"][0] for b in outputs]
-    reference.run(plan, *address)
+# ---- descriptors: their windows, as they lower them ------------------------------------------------
 
 
 def _of_desc(desc):
@@ -335,43 +570,44 @@ def _of_desc(desc):
     name = type(desc).__name__
     ins, outs = desc.input_tensors, desc.output_tensors
     if desc.NAME in ("Slice", "Slice1"):
-        (source, _), (target, at) = _buffer(ins[0]), _buffer(outs[0], _UNSET)
-        _run_plan(desc, [source], [target])
-        sources = target[at].astype(np.int64)
-        return _gather(f"{name}: {desc_summary(desc)}", sources, ins[0].sizes, ins[0].effective_strides, "InputTensor")
+        (source,), title = ins, f"{name}: {desc_summary(desc)}"
+        mults = packed_strides(outs[0].sizes)
+        return _gather(title, desc.windows, mults, source.sizes, source.effective_strides, "InputTensor")
     if desc.NAME == "SliceGrad":
-        dy, dy_at = _buffer(ins[0], 0)
-        dy[dy_at] = np.arange(1, dy_at.size + 1, dtype=np.uint64).reshape(dy_at.shape)
-        target, at = _buffer(outs[0], _UNSET)
-        _run_plan(desc, [dy], [target])
-        grid = outs[0].sizes, outs[0].effective_strides
-        return _scatter(f"{name}: {desc_summary(desc)}", target[at], ins[0].sizes, *grid, "InputGradientTensor")
+        (grid,), title = outs, f"{name}: {desc_summary(desc)}"
+        mults = packed_strides(ins[0].sizes)
+        return _scatter(title, desc.windows, mults, grid.sizes, grid.effective_strides, "InputGradientTensor")
     if desc.NAME == "Split":
-        (source, _), targets = _buffer(ins[0]), [_buffer(t, _UNSET) for t in outs]
-        _run_plan(desc, [source], [b for b, _ in targets])
-        part_of = {o: k for k, (b, at) in enumerate(targets) for o in b[at].ravel().tolist()}
         title = f"{name}: {tensor_text(ins[0])} -> {len(outs)} parts along axis {desc.axis}"
         parts = [f"part {k}: {tensors_text([t])}" for k, t in enumerate(outs)]
-        return _parts(title, part_of, ins[0].sizes, ins[0].effective_strides, parts, split=True)
-    sources = []
-    for k, t in enumerate(ins):
-        b, at = _buffer(t, 0)
-        b[at] = k
-        sources.append(b)
-    target, at = _buffer(outs[0], _UNSET)
-    _run_plan(desc, sources, [target])
-    part_of = dict(zip(at.ravel().tolist(), target[at].ravel().tolist()))
+        extents = [t.sizes[desc.axis] for t in outs]
+        return _parts(title, ins[0].sizes, ins[0].effective_strides, desc.axis, extents, parts, split=True)
     title = f"{name}: {len(ins)} parts along axis {desc.axis} -> {tensor_text(outs[0])}"
     parts = [f"part {k}: {tensors_text([t])}" for k, t in enumerate(ins)]
-    return _parts(title, part_of, outs[0].sizes, outs[0].effective_strides, parts, split=False)
+    extents = [t.sizes[desc.axis] for t in ins]
+    return _parts(title, outs[0].sizes, outs[0].effective_strides, desc.axis, extents, parts, split=False)
 
 
 def _of_tensor(tensor):
-    """The `Explanation` of a tensor: its elements numbered in row-major order, padding hatched."""
-    offsets = _offsets(tensor.sizes, tensor.effective_strides)
-    marks = {o: (str(k), None) for k, o in enumerate(offsets.ravel().tolist())}
-    grid = _Grid(tensor.sizes, tensor.effective_strides, marks)
-    span = last_element_index(tensor.sizes, tensor.effective_strides) + 1
+    """The `Explanation` of a tensor: its elements numbered in row-major order, padding hatched;
+    an element that several coordinates reach shows the last of them."""
+    sizes, strides = tensor.sizes, tensor.effective_strides
+    mults = packed_strides(sizes)
+    if not _aliased(sizes, strides):
+        marks = _cell_marks(sizes, strides, lambda d, i: (i * mults[d],), lambda ks: (str(ks[0]), None))
+    else:
+        terms, search = list(zip(strides, sizes)), _Search()
+
+        def mark(offset):
+            try:
+                last = next(search.solutions(terms, offset, reverse=True))
+            except _OutOfSteps:
+                return ("?", None)
+            return (str(sum(i * m for i, m in zip(last, mults))), None)
+
+        marks = _offset_marks(sizes, strides, mark)
+    grid = _Grid(sizes, strides, marks)
+    span = last_element_index(sizes, strides) + 1
     legend = (
         f"{tensor.element_count} elements in a span of {span} ({tensor.total_tensor_size_in_bytes} bytes); "
         "each cell shows its element's row-major index"
@@ -379,7 +615,13 @@ def _of_tensor(tensor):
     return Explanation(f"BufferTensorDesc: {tensor_text(tensor)}", grid, [legend])
 
 
-# ---- array functions: run on arrays of indices -----------------------------------------------------
+# ---- array functions: their normalised calls --------------------------------------------------------
+
+#: The operation of each array function; its ``of`` takes the input shape(s), then the
+#: function's other arguments in order.
+_OPERATIONS = {op.function: op for op in (Slice, Slice1, SliceGrad, Split, Join, StridedSlice, StridedSliceGrad)}
+_ARRAYS = f"{__package__}.arrays"
+_NOT_DRAWN = ("out", "stream", "chunks")  # arguments that play no part in a picture
 
 
 def _shape(a, where):
@@ -387,49 +629,57 @@ def _shape(a, where):
 
 
 def _of_call(fn, args, kwargs):
-    """The `Explanation` of ``fn(*args, **kwargs)``, arrays given as shapes (or arrays)."""
+    """The `Explanation` of ``fn(*args, **kwargs)``, arrays given as shapes (or arrays): the
+    call normalised as the function normalises it, and validated for ``uint32`` arrays by the
+    rules it runs under (so it raises what the function would)."""
     name = fn.__name__
-    signature = inspect.signature(fn)
-    bound = signature.bind(*args, **kwargs)
+    operation_type = _OPERATIONS[name]
+    bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
-    arguments = {k: v for k, v in bound.arguments.items() if k not in ("out", "stream")}  # no part in a picture
-    given = arguments.pop(next(iter(signature.parameters)))
+    given, *rest = [v for k, v in bound.arguments.items() if k not in _NOT_DRAWN]
+    axis = bound.arguments.get("axis")  # titles say it as given
     where = f"explain(cd.{name})"
     if name == "join":
         shapes = [_shape(a, where) for a in given]
-        joined = fn([np.full(s, k, np.uint32) for k, s in enumerate(shapes)], **arguments)
-        title = f"cd.join: {len(shapes)} parts along axis {arguments['axis']} -> {joined.shape}"
+        if not shapes:
+            raise ValueError(f"{Join.NAME}: needs at least one array to join")
+        operation = Join.of(shapes[0], *rest)  # as `join` calls it: the first shape; describe checks the rest
+        (joined,) = describe(operation, np.dtype(np.uint32), shapes)
+        title = f"cd.join: {len(shapes)} parts along axis {axis} -> {joined}"
         parts = [f"part {k}: {s}" for k, s in enumerate(shapes)]
-        part_of = dict(enumerate(joined.ravel().tolist()))
-        return _parts(title, part_of, joined.shape, packed_strides(joined.shape), parts, split=False)
+        extents = [s[operation.axis] for s in shapes]
+        return _parts(title, joined, packed_strides(joined), operation.axis, extents, parts, split=False)
     shape = _shape(given, where)
-    indices = np.arange(int(np.prod(shape)), dtype=np.uint32).reshape(shape)
-    if name in _SCATTERS:
-        received = fn(indices + 1, **arguments)
-        title = f"cd.{name}: dy {shape} -> {received.shape}"
-        return _scatter(title, received, shape, received.shape, packed_strides(received.shape), "dy")
+    operation = operation_type.of(shape, *rest)
+    results = describe(operation, np.dtype(np.uint32), [shape])
     if name == "split":
-        results = fn(indices, **arguments)
-        title = f"cd.split: x {shape} -> {len(results)} parts along axis {arguments['axis']}"
-        parts = [f"part {k}: {p.shape}" for k, p in enumerate(results)]
-        part_of = {o: k for k, p in enumerate(results) for o in p.ravel().tolist()}
-        return _parts(title, part_of, shape, packed_strides(shape), parts, split=True)
-    result = fn(indices, **arguments)
-    return _gather(
-        f"cd.{name}: x {shape} -> {result.shape}", result.astype(np.int64), shape, packed_strides(shape), "x"
-    )
+        title = f"cd.split: x {shape} -> {len(results)} parts along axis {axis}"
+        parts = [f"part {k}: {s}" for k, s in enumerate(results)]
+        extents = [s[operation.axis] for s in results]
+        return _parts(title, shape, packed_strides(shape), operation.axis, extents, parts, split=True)
+    windows = operation.windows_for(shape) if name == "slice_grad" else operation.windows
+    if name in _SCATTERS:  # the grid is the result; dy is indexed as the slice's result
+        (received,) = results
+        mults = _mults(shape, operation.axis_map)
+        title = f"cd.{name}: dy {shape} -> {received}"
+        return _scatter(title, windows, mults, received, packed_strides(received), "dy")
+    (result,) = results
+    mults = _mults(result, operation.axis_map)
+    return _gather(f"cd.{name}: x {shape} -> {result}", windows, mults, shape, packed_strides(shape), "x")
 
 
 def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
     """Draw what an operator does: the cells it reads, in what order, and where they go.
 
-    The picture comes from running the operator itself on index data (on the host, whatever
-    the arrays would be), so it shows exactly what runs. It is one grid per 2-D slice of the
-    tensor drawn (the input of a slice, the result of a gradient, the whole of a SPLIT or JOIN),
-    with the cells a window reads numbered in output order, the axes read backwards marked, the
-    padding between rows of a descriptor's tensor hatched (``#``) and SPLIT or JOIN parts
-    coloured. In Jupyter it is drawn as SVG; elsewhere its ``repr`` is text. Large tensors are
-    drawn cut to their first slices, rows and columns.
+    The picture comes from the geometry that runs: the descriptor's windows (what it lowers to
+    its plan), or the call normalised and validated as the array function does it, so it shows
+    exactly what runs. It is one grid per 2-D slice of the tensor drawn (the input of a slice,
+    the result of a gradient, the whole of a SPLIT or JOIN), with the cells a window reads
+    numbered in output order, the axes read backwards marked, the padding between rows of a
+    descriptor's tensor hatched (``#``) and SPLIT or JOIN parts coloured. In Jupyter it is
+    drawn as SVG; elsewhere its ``repr`` is text. Large tensors are drawn cut to their first
+    slices, rows and columns, and only what is drawn is computed: a picture costs the same
+    whatever the tensor's size.
 
     Parameters
     ----------
@@ -471,7 +721,7 @@ def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
             raise TypeError(f"explain: a {type(what).__name__} takes no further arguments")
         return _of_tensor(what) if isinstance(what, BufferTensorDesc) else _of_desc(what)
     name = getattr(what, "__name__", "")
-    if name not in (*_GATHERS, *_SCATTERS, "split", "join") or getattr(arrays, name) is not what:
+    if name not in _OPERATIONS or getattr(sys.modules.get(_ARRAYS), name, None) is not what:
         raise TypeError(
             "explain: takes an operator descriptor, a CompiledOperator, a BufferTensorDesc or a cudadml array "
             f"function, not {what!r}"

@@ -20,10 +20,9 @@ from types import MappingProxyType
 from . import plan as _plan
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import Violations, as_int, int_tuple
-from .overlap import overlaps_itself
 from .hooks import provided
+from .overlap import overlaps_itself
 from .tensor import UINT32_MAX, BufferTensorDesc, tensor_text
-
 
 __all__ = [
     "SUPPORT",
@@ -277,7 +276,9 @@ class _OperatorDesc:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        fields = [f"{attr}={getattr(self, attr)}" for attr, _, role in _roles(type(self)) if role.kind in ("array", "axis")]
+        fields = [
+            f"{attr}={getattr(self, attr)}" for attr, _, role in _roles(type(self)) if role.kind in ("array", "axis")
+        ]
         if self.feature_level != FeatureLevel.newest():
             fields.append(f"feature_level={self.feature_level}")
         return f"{type(self).__name__}({', '.join([desc_summary(self), *fields])})"
@@ -285,7 +286,7 @@ class _OperatorDesc:
     def _repr_html_(self) -> str:
         return provided("picture")(self)._repr_html_()
 
-    def compile(self, device: int | None = None) -> "CompiledOperator":  # noqa: F821 (provided: hooks)
+    def compile(self, device: int | None = None) -> CompiledOperator:  # noqa: F821 (the class is provided: hooks)
         """Compile for execution: returns a ``CompiledOperator``.
 
         Parameters
@@ -444,7 +445,9 @@ class SliceOperatorDesc(_OperatorDesc):
         return tuple(zip(self.offsets, self.strides, self.sizes))
 
     def _lower(self, input_strides, output_strides):
-        return _plan.plan_slice(self.input_tensor.data_type.element_size, self.windows, input_strides[0], output_strides[0])
+        return _plan.plan_slice(
+            self.input_tensor.data_type.element_size, self.windows, input_strides[0], output_strides[0]
+        )
 
 
 @dataclass(frozen=True, repr=False)
@@ -493,7 +496,9 @@ class Slice1OperatorDesc(_WindowDesc):
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
     def _lower(self, input_strides, output_strides):
-        return _plan.plan_slice(self.input_tensor.data_type.element_size, self.windows, input_strides[0], output_strides[0])
+        return _plan.plan_slice(
+            self.input_tensor.data_type.element_size, self.windows, input_strides[0], output_strides[0]
+        )
 
 
 @dataclass(frozen=True, repr=False)

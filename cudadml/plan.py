@@ -198,7 +198,9 @@ def plan_slice_grad(element_size, sizes, out_strides, windows, in_strides) -> Sl
     """SLICE_GRAD: output element ``start + step * c`` receives input element ``c``, with
     ``(start, step, count)`` per dimension in ``windows``; the others receive 0."""
     starts, steps, counts = zip(*windows)
-    return SliceGradPlan(element_size, tuple(sizes), tuple(out_strides), starts, steps, counts, tuple(in_strides)).simplified()
+    return SliceGradPlan(
+        element_size, tuple(sizes), tuple(out_strides), starts, steps, counts, tuple(in_strides)
+    ).simplified()
 
 
 def plan_split(element_size, input_sizes, output_sizes, axis, in_strides, out_strides_list) -> CopyPlan:

@@ -178,8 +178,6 @@ def _empty(kind, shape, dtype):
     return sys.modules["cupy"].ndarray(shape, dtype)
 
 
-
-
 # ---- running a call -----------------------------------------------------------------------------
 
 
@@ -326,7 +324,7 @@ def _result_view(name, k, out_layout, shape, dtype):
 
 
 def _build(call):
-    _, operation, kind, device, dtype, layouts, out_layouts = call
+    _, operation, _, device, dtype, layouts, out_layouts = call
     name = operation.NAME
     d = operation.describe(dtype, [shape for shape, _ in layouts])
     shapes = d.shapes

@@ -1,6 +1,8 @@
 """Reprs and pictures: concise reprs, and `explain` pictures that agree with NumPy indexing,
 with the descriptors' own pictures, and with what each kind of operator does."""
 
+import time
+import tracemalloc
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -190,3 +192,147 @@ def test_negative_steps_get_arrows_against_the_axis():
 def test_explain_refuses_what_it_cannot_draw(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# ---- pictures cost what they draw ------------------------------------------------------------------
+
+BIG_SLICE = cd.SliceOperatorDesc(
+    cd.BufferTensorDesc(F32, [64, 3, 4096, 4096]),
+    cd.BufferTensorDesc(F32, [64, 3, 2048, 2048]),
+    [0, 0, 0, 0],
+    [64, 3, 2048, 2048],
+    [1, 1, 2, 2],
+)
+
+
+def _drawn(shape):
+    """The element offsets a picture of a packed tensor of ``shape`` draws: the first slices,
+    rows and columns, as NumPy slices them."""
+    offsets = np.arange(int(np.prod(shape))).reshape(-1, *shape[-2:] if len(shape) > 1 else (1, shape[0]))
+    drawn = offsets[: cd.display.MAX_SLICES, : cd.display.MAX_ROWS, : cd.display.MAX_COLUMNS]
+    return set(drawn.ravel().tolist())
+
+
+def _labels(readers):
+    """``{offset: label}`` from ``{offset: [reader, ...]}`` (in row-major order), as pictures label."""
+    return {o: ",".join(map(str, ks[:3])) + ("…" if len(ks) > 3 else "") for o, ks in readers.items()}
+
+
+def _read_by(read):
+    """``{offset: [row-major index of each element of read that holds it]}``."""
+    readers = {}
+    for k, o in enumerate(np.asarray(read).ravel().tolist()):
+        readers.setdefault(o, []).append(k)
+    return readers
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        pytest.param(lambda: cd.explain(BIG_SLICE).svg, id="descriptor"),
+        pytest.param(lambda: BIG_SLICE.compile()._repr_html_(), id="compiled"),
+        pytest.param(lambda: cd.explain(cd.strided_slice, (16384, 16384), np.s_[::-2, 1::3]).svg, id="strided_slice"),
+    ],
+)
+def test_a_picture_of_a_large_tensor_costs_what_it_draws(draw):
+    draw()  # compiled once (the cache) and warm
+    assert _best_of_3(draw) < 0.05
+    tracemalloc.start()
+    try:
+        draw()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20, f"{peak / 2**20:.1f} MiB"
+
+
+def _best_of_3(draw):
+    """The shortest of three runs of ``draw``, in seconds (a slow or busy machine's noise only adds)."""
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        draw()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+@pytest.mark.parametrize(
+    ("shape", "key"),
+    [
+        ((40, 50), np.s_[::-2, 1::3]),
+        ((40, 50), np.s_[3:, ::-1]),
+        ((40, 50), np.s_[7, None, 30:0:-4]),
+        ((12, 30, 40), np.s_[..., ::2]),
+        ((3, 4, 30, 40), np.s_[:, ::-1, 5:, None, 1::3]),
+        ((100,), np.s_[::-7]),
+    ],
+)
+def test_marks_of_a_tensor_larger_than_the_picture_are_numpys_where_drawn(shape, key):
+    drawn, index = _drawn(shape), np.arange(int(np.prod(shape))).reshape(shape)
+    picture = cd.explain(cd.strided_slice, shape, key)
+    expected = {o: label for o, label in _labels(_read_by(index[key])).items() if o in drawn}
+    assert _marks(picture) == expected and expected
+    received = np.full(shape, -1)
+    received[key] = np.arange(index[key].size).reshape(index[key].shape)
+    gradient = cd.explain(cd.strided_slice_grad, index[key].shape, shape, key)
+    assert _marks(gradient) == {o: str(k) for o, k in enumerate(received.ravel().tolist()) if k >= 0 and o in drawn}
+    assert gradient.grid.steps == picture.grid.steps
+
+
+def test_a_zero_stride_window_of_a_million_labels_its_first_readers():
+    def draw():
+        return cd.explain(cd.slice, (4, 5), [1, 0], [10**6, 5], [0, 1])
+
+    picture = draw()
+    assert _marks(picture) == {5 + j: f"{j},{j + 5},{j + 10}…" for j in range(5)}
+    assert picture.grid.steps == {1: 1}
+    assert repr(picture).splitlines()[5] == "1  0,5,10… 1,6,11… 2,7,12… 3,8,13… 4,9,14…"
+    assert _best_of_3(lambda: repr(draw())) < 0.05
+
+
+@given(
+    shape=st.lists(st.integers(1, 10), min_size=0, max_size=2).flatmap(
+        lambda lead: st.integers(1, 30).map(lambda n: (*lead, n))
+    ),
+    data=st.data(),
+)
+@settings(max_examples=80, deadline=None)
+def test_an_aliased_input_merges_the_readers_of_every_coordinate_of_an_element(shape, data):
+    # Columns 1 or 0 apart (as cells: unpitched), others 0 to 3: the layout aliases most often.
+    strides = [*(data.draw(st.integers(0, 3)) for _ in shape[:-1]), data.draw(st.integers(0, 1))]
+    offsets = [data.draw(st.integers(0, n - 1)) for n in shape]
+    sizes = [data.draw(st.integers(1, n - o)) for n, o in zip(shape, offsets)]
+    steps = [data.draw(st.sampled_from([1, 2, -1, -3])) for _ in shape]
+    counts = [1 + (n - 1) // abs(s) for n, s in zip(sizes, steps)]
+    source = cd.BufferTensorDesc(F32, list(shape), strides)
+    desc = cd.Slice1OperatorDesc(source, cd.BufferTensorDesc(F32, counts), offsets, sizes, steps)
+    axes = [np.arange(n).reshape([-1 if a == d else 1 for a in range(len(shape))]) for d, n in enumerate(shape)]
+    element = np.broadcast_to(sum(a * s for a, s in zip(axes, strides)), shape)  # each coordinate's offset
+    starts = [o if s > 0 else o + n - 1 for o, n, s in zip(offsets, sizes, steps)]
+    read = element[np.ix_(*[b + s * np.arange(c) for b, s, c in zip(starts, steps, counts)])]
+    cells = element.reshape(-1, *shape[-2:]) if len(shape) > 1 else element.reshape(1, 1, -1)
+    drawn = set(cells[: cd.display.MAX_SLICES, : cd.display.MAX_ROWS, : cd.display.MAX_COLUMNS].ravel().tolist())
+    readers = _read_by(read)
+    picture = cd.explain(desc)
+    assert _marks(picture) == {o: label for o, label in _labels(readers).items() if o in drawn}
+    assert picture.legend[0].startswith(f"{len(readers)} of {int(np.prod(shape))} cells")
+    aliased = len(np.unique(element)) < element.size
+    assert picture.grid.steps == ({} if aliased else {d: s for d, (s, c) in enumerate(zip(steps, counts)) if c > 1})
+    last = {}  # a tensor's element shows the last coordinate that reaches it
+    for k, o in enumerate(element.ravel().tolist()):
+        last[o] = str(k)
+    assert _marks(cd.explain(source)) == {o: k for o, k in last.items() if o in drawn}
+
+
+def test_an_aliased_input_of_billions_of_coordinates_is_drawn_from_the_few_that_reach_it():
+    broadcast = cd.BufferTensorDesc(F32, [10**6, 4096], [0, 1])  # one row, a million times
+    desc = cd.SliceOperatorDesc(broadcast, cd.BufferTensorDesc(F32, [1000, 4096]), [0, 0], [1000, 4096], [7, 1])
+    picture = cd.explain(desc)
+    assert _marks(picture) == {j: f"{j},{j + 4096},{j + 8192}…" for j in range(cd.display.MAX_COLUMNS)}
+    assert picture.legend[0].startswith("4096 of 4096000000 cells") and picture.grid.steps == {}
+    windows = cd.BufferTensorDesc(F32, [4096, 4096], [1, 1])  # overlapping rows: offset i + j
+    desc = cd.Slice1OperatorDesc(windows, cd.BufferTensorDesc(F32, [2048, 2048]), [0, 0], [4096, 4096], [-2, 2])
+    marks = _marks(cd.explain(desc))
+    # offset o = i + j: read by output (a, b) at (4095 - 2a, 2b) with 4095 - 2a + 2b = o, row-major index 2048a + b
+    assert marks[1] == "4192256" and marks[3] == "4190208,4192257" and marks[7] == "4186112,4188161,4190210…"
+    assert 0 not in marks and cd.explain(desc).legend[0].startswith("4095 of")

@@ -81,7 +81,7 @@ def test_no_import_cycle():
 
     def visit(module):
         if module in path:
-            raise AssertionError(f"import cycle: {' -> '.join(path[path.index(module) :] + [module])}")
+            raise AssertionError(f"import cycle: {' -> '.join([*path[path.index(module) :], module])}")
         if module in done:
             return
         path.append(module)
@@ -151,7 +151,7 @@ def test_a_toy_adapter_takes_only_the_interface(tagged, rng):
         cd.join([t, x])
     with pytest.raises(TypeError, match=r"Slice1: InputWindowOffsets\[0\] must be an integer, not float"):
         cd.slice1(t, [1.0, 2], [4, 6])
-    with pytest.raises(cd.DescriptorError, match="exceeds InputTensor.Sizes"):
+    with pytest.raises(cd.DescriptorError, match=r"exceeds InputTensor\.Sizes"):
         cd.slice1(t, [5, 0], [4, 6])
 
 

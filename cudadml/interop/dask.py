@@ -12,10 +12,10 @@ The graph is built from the plan. Every operator here reads, along each input ax
 elements ``start + step * k`` for ``k`` in ``range(count)`` (SLICE, SLICE1 and basic
 indexing: a window; SPLIT: a part, step 1; JOIN: the output's segment from one input), so an
 output chunk's box maps to a box of ``k`` per axis, which the input's chunk boundaries cut
-into pieces; their product over the axes is one call of the same array function per piece,
-on the one input chunk it reads: an operation of the same kind whose window is derived
-from the call's (``windows``), written into a view of the output chunk, which its task allocates with the chunks' module (NumPy: the host backend; CuPy: the
-kernels, on the worker's current device and stream). A task depends only on the input
+into pieces; their product over the axes is one operation per piece, of the call's kind, on
+the one input chunk it reads, its window derived from the call's (``windows``), written into
+a view of the output chunk, which its task allocates with the chunks' module (NumPy: the
+host backend; CuPy: the kernels, on the worker's current device and stream). A task depends only on the input
 chunks of its pieces. SLICE_GRAD and the gradient of basic indexing run the other way: an
 output chunk collects the window positions inside it, cut where ``dy``'s chunks are; one
 that holds none is zeros, with no dependency.
@@ -242,7 +242,9 @@ def _local(operation, windows, rank):
         offsets = tuple(s if st > 0 else s + st * (n - 1) for s, st, n in windows)
         sizes = tuple((n - 1) * abs(st) + 1 for _, st, n in windows)
         counts = tuple(n for *_, n in windows)
-        return operation._replace(offsets=offsets, sizes=sizes, strides=tuple(st for _, st, _ in windows), output_sizes=counts)
+        return operation._replace(
+            offsets=offsets, sizes=sizes, strides=tuple(st for _, st, _ in windows), output_sizes=counts
+        )
     result_shape = [1] * rank
     for (_, _, n), r in zip(windows, operation.axis_map):
         if r is not None:
@@ -385,7 +387,9 @@ def _build_gradient(operation, inputs, module, shapes, chunks):
                 dy_index[r], dy_box[r], dy_shape[r] = j, slice(k0, k1), k1 - k0
             at = keys.setdefault((dy.name, *dy_index), len(keys))
             if grad:
-                local = operation._replace(input_shape=extents, offsets=(0,) * len(extents), sizes=extents, strides=steps)
+                local = operation._replace(
+                    input_shape=extents, offsets=(0,) * len(extents), sizes=extents, strides=steps
+                )
             else:
                 counts = [k1 - k0 for _, k0, k1, _, _ in pieces]
                 local = operation._replace(
