@@ -130,11 +130,12 @@ def slice(
     array([[[[ 5.,  8.],
              [13., 16.]]]], dtype=float32)
     """
-    outs = None if out is None else [out]
-    adapter = adapter_for([x], outs)
-    (x,), outs = adapter.arrays(Slice, [x], outs)
+    inputs, outs = [x], None if out is None else [out]
+    adapter = adapter_for(inputs, outs)
+    inputs, outs = adapter.arrays(Slice, inputs, outs)
+    x = inputs[0]
     operation = Slice.of(x.shape, offsets, sizes, strides, feature_level, directml_types)
-    return adapter.run(operation, [x], outs, stream, chunks)[0]
+    return adapter.run(operation, inputs, outs, stream, chunks)[0]
 
 
 @_public
@@ -189,13 +190,14 @@ def slice1(
     array([[14., 16.],
            [ 6.,  8.]], dtype=float32)
     """
-    outs = None if out is None else [out]
-    adapter = adapter_for([x], outs)
-    (x,), outs = adapter.arrays(Slice1, [x], outs)
+    inputs, outs = [x], None if out is None else [out]
+    adapter = adapter_for(inputs, outs)
+    inputs, outs = adapter.arrays(Slice1, inputs, outs)
+    x = inputs[0]
     operation = Slice1.of(
         x.shape, window_offsets, window_sizes, window_strides, output_sizes, feature_level, directml_types
     )
-    return adapter.run(operation, [x], outs, stream, chunks)[0]
+    return adapter.run(operation, inputs, outs, stream, chunks)[0]
 
 
 @_public
@@ -250,13 +252,14 @@ def slice_grad(
            [ 9,  0, 11,  0],
            [ 0,  0,  0,  0]], dtype=int32)
     """
-    outs = None if out is None else [out]
-    adapter = adapter_for([dy], outs)
-    (dy,), outs = adapter.arrays(SliceGrad, [dy], outs)
+    inputs, outs = [dy], None if out is None else [out]
+    adapter = adapter_for(inputs, outs)
+    inputs, outs = adapter.arrays(SliceGrad, inputs, outs)
+    dy = inputs[0]
     operation = SliceGrad.of(
         dy.shape, input_shape, window_offsets, window_sizes, window_strides, feature_level, directml_types
     )
-    return adapter.run(operation, [dy], outs, stream, chunks)[0]
+    return adapter.run(operation, inputs, outs, stream, chunks)[0]
 
 
 @_public
@@ -304,14 +307,15 @@ def split(
     [(1, 1, 2, 2), (1, 1, 1, 2), (1, 1, 3, 2)]
     """
     name = Split.NAME
-    outs = None if out is None else _as_list(out, "out", name)
-    adapter = adapter_for([x], outs)
-    (x,), outs = adapter.arrays(Split, [x], outs)
+    inputs, outs = [x], None if out is None else _as_list(out, "out", name)
+    adapter = adapter_for(inputs, outs)
+    inputs, outs = adapter.arrays(Split, inputs, outs)
+    x = inputs[0]
     operation = Split.of(x.shape, split_sizes, axis, feature_level, directml_types)
     if outs is not None and len(outs) != len(operation.sizes):
         parts = len(operation.sizes)
         raise BindingError([f"{name}.execute: {len(outs)} outputs bound (out); the call has {parts} parts"])
-    return adapter.run(operation, [x], outs, stream, chunks)
+    return adapter.run(operation, inputs, outs, stream, chunks)
 
 
 @_public
@@ -408,11 +412,12 @@ def strided_slice(
     >>> cd.strided_slice(x, np.s_[::-2, 1])
     array([9, 1])
     """
-    outs = None if out is None else [out]
-    adapter = adapter_for([x], outs)
-    (x,), outs = adapter.arrays(StridedSlice, [x], outs)
+    inputs, outs = [x], None if out is None else [out]
+    adapter = adapter_for(inputs, outs)
+    inputs, outs = adapter.arrays(StridedSlice, inputs, outs)
+    x = inputs[0]
     operation = StridedSlice.of(x.shape, key, feature_level, directml_types)
-    return adapter.run(operation, [x], outs, stream, chunks)[0]
+    return adapter.run(operation, inputs, outs, stream, chunks)[0]
 
 
 @_public
@@ -459,8 +464,9 @@ def strided_slice_grad(
     >>> cd.strided_slice_grad(np.array([7, 8]), (5,), np.s_[::-3])
     array([0, 8, 0, 0, 7])
     """
-    outs = None if out is None else [out]
-    adapter = adapter_for([dy], outs)
-    (dy,), outs = adapter.arrays(StridedSliceGrad, [dy], outs)
+    inputs, outs = [dy], None if out is None else [out]
+    adapter = adapter_for(inputs, outs)
+    inputs, outs = adapter.arrays(StridedSliceGrad, inputs, outs)
+    dy = inputs[0]
     operation = StridedSliceGrad.of(dy.shape, input_shape, key, feature_level, directml_types)
-    return adapter.run(operation, [dy], outs, stream, chunks)[0]
+    return adapter.run(operation, inputs, outs, stream, chunks)[0]

@@ -106,6 +106,7 @@ class _Cache:
 
 
 _CACHE = _Cache(CACHE_BYTES)
+_ENTRIES = _CACHE._entries
 
 
 def clear_cache():
@@ -116,8 +117,9 @@ def clear_cache():
 # ---- the arrays ---------------------------------------------------------------------------------
 
 
-def _as_array(x, name):
-    """``(kind, array)``: CuPy for device memory (zero-copy), NumPy for everything else.
+def _as_array(x, name, role):
+    """``(kind, array)``: CuPy for device memory (zero-copy), NumPy for everything else
+    (``name``, ``role``: the call and the array's role in it, for messages).
 
     NumPy subclasses other than ``memmap`` are refused: a result is a plain array, so a
     masked array's mask or a matrix's semantics would be dropped without a word. So are
@@ -130,12 +132,14 @@ def _as_array(x, name):
     if isinstance(x, np.ndarray):
         if type(x) is not np.memmap:
             raise TypeError(
-                f"{name} is a {type(x).__name__}, a NumPy subclass whose meaning (a mask, matrix rules) the "
-                f"plain result would drop; pass np.asarray(...) of it to work on its data"
+                f"{name}: {role} is a {type(x).__name__}, a NumPy subclass whose meaning (a mask, matrix rules) "
+                f"the plain result would drop; pass np.asarray(...) of it to work on its data"
             )
         return "numpy", x
     if isinstance(x, (str, bytes)):
-        raise TypeError(f"{name} is {type(x).__name__}, not an array (NumPy would make it one 0-dimensional element)")
+        raise TypeError(
+            f"{name}: {role} is {type(x).__name__}, not an array (NumPy would make it one 0-dimensional element)"
+        )
     if hasattr(x, "__cuda_array_interface__"):
         import cupy
 
@@ -150,7 +154,7 @@ def _as_array(x, name):
 def _input(x, name):
     """``(kind, array)`` for an input. NumPy arrays must hold plain data; strides that are not
     whole elements get a copy. (CuPy has neither object dtypes nor such strides.)"""
-    kind, x = _as_array(x, f"{name}: the input")
+    kind, x = _as_array(x, name, "the input")
     if kind == "numpy":
         check_element_dtype(x.dtype, f"{name}: the input")
         if any(s % x.itemsize for s in x.strides):
@@ -160,7 +164,7 @@ def _input(x, name):
 
 def _out(kind, out, name):
     """``out`` as an array of ``kind``; ``TypeError`` for another memory kind or a non-plain dtype."""
-    out_kind, out = _as_array(out, f"{name}: out")
+    out_kind, out = _as_array(out, name, "out")
     if out_kind != kind:
         raise TypeError(f"{name}: out is in {out_kind} memory but the input is in {kind} memory")
     if kind == "numpy":
@@ -203,7 +207,11 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
             None if outs is None else _out_layouts(outs),
         ),
     )
-    entry = _CACHE.get(call)
+    entry = _ENTRIES.get(call)
+    if entry is None:
+        entry = _CACHE.get(call)
+    else:
+        entry.used = True  # as _Cache.get marks a hit, without the call
     if entry.bound_inputs is not None:
         inputs = [inputs[k] for k in entry.bound_inputs]
     if outs is not None:
@@ -237,14 +245,12 @@ class _Plain:
         return True
 
     def arrays(self, operation, inputs, outs):
-        name = operation.NAME
-        if len(inputs) == 1:
+        name, cupy = operation.NAME, sys.modules.get("cupy")
+        if cupy is not None and list(map(type, inputs)).count(cupy.ndarray) == len(inputs):
+            kind = "cupy"  # CuPy arrays as they are (nothing to check), without a call per array
+        elif len(inputs) == 1:
             kind, x = _input(inputs[0], name)
             inputs = [x]
-        elif (cupy := sys.modules.get("cupy")) is not None and list(map(type, inputs)).count(cupy.ndarray) == len(
-            inputs
-        ):
-            kind = "cupy"  # CuPy arrays as they are: the common case of a join, without a call per array
         else:
             converted = [_input(a, name) for a in inputs]
             kind = converted[0][0]
