@@ -6,8 +6,18 @@ operation (``calls``) runs on zero-copy views of the tensors (``runner``): NumPy
 tensors (the host backend), CuPy views of CUDA tensors (the kernels, on the device of the
 tensors and their current torch stream). Its results are wrapped back without a copy.
 
-When an input requires grad, the operation runs inside a ``torch.autograd.Function`` whose
-backward is another operation on the gradient tensors (``_gradient``): SLICE and SLICE1 give
+The operations are PyTorch operators too, in the ``cudadml`` namespace
+(``torch.ops.cudadml.slice``, ``slice1``, ``slice_grad``, ``split``, ``join``, each with an
+``out`` overload): a schema of tensors and integer lists (an operation's fields), CPU and CUDA
+kernels (the runs above), a fake kernel for shapes (``runner.describe``: every DirectML rule
+at trace time), autograd and vmap rules. ``strided_slice`` is ``slice1`` and a view that drops
+and adds the index's size-1 axes; ``strided_slice_grad`` the view and ``slice_grad``. A call
+goes through the operators whenever PyTorch is watching: compiling or exporting (Dynamo),
+under a functorch transform (vmap, grad), a dispatch mode (fake tensors, tracing) or with a
+tensor subclass. Plain eager calls run the same kernels directly (the dispatcher's Python
+kernels would add about 12 us to each), with the same backward as an autograd node.
+
+Backward is another operation on the gradients (``_gradient``): SLICE and SLICE1 give
 SLICE_GRAD, SLICE_GRAD gives SLICE1, SPLIT and JOIN give each other, ``strided_slice`` and
 ``strided_slice_grad`` each other. Because the backward runs through this adapter too, a
 backward taken with ``create_graph=True`` is itself differentiable (double backward).
@@ -22,7 +32,9 @@ import numpy as np
 import torch
 
 from .. import calls
-from ..runner import PLAIN, run
+from ..enums import FeatureLevel
+from ..indexing import window_params
+from ..runner import PLAIN, describe, run
 
 #: Same-width integer types that carry the bits of tensor types NumPy lacks (bfloat16, float8).
 _RAW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -57,6 +69,13 @@ class TorchAdapter:
     def run(self, operation, inputs, outs, stream=None, chunks=None):
         if chunks is not None:
             raise TypeError(f"{operation.function}: chunks= is for Dask arrays; this call has none")
+        if _watched(inputs, outs):
+            if stream is not None:
+                raise TypeError(
+                    f"{operation.function}: stream= cannot be traced or transformed; leave it out (the call runs "
+                    "on the current torch stream) or call outside torch.compile, export and functorch transforms"
+                )
+            return _call_operator(operation, inputs, outs)
         if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
             if outs is not None:
                 raise TypeError(
@@ -136,6 +155,191 @@ def _tensor(a, dtype):
     """The array ``a`` as a tensor of ``dtype``, without a copy."""
     t = torch.from_numpy(a) if isinstance(a, np.ndarray) else torch.from_dlpack(a)
     return t if t.dtype == dtype else t.view(dtype)
+
+
+# ---- the registered operators --------------------------------------------------------------------
+
+
+def _watched(inputs, outs):
+    """Whether PyTorch is watching the call (see the module's docstring): then it goes through
+    the registered operators, which tracing, transforms and modes see."""
+    return (
+        torch.compiler.is_compiling()
+        or torch._C._are_functorch_transforms_active()
+        or torch._C._len_torch_dispatch_stack() > 0
+        or any(type(t) is not torch.Tensor for t in inputs)
+        or (outs is not None and any(type(t) is not torch.Tensor for t in outs))
+    )
+
+
+_LIBRARY = torch.library.Library("cudadml", "DEF")
+#: Per operator: the operation it runs and its schema after the array arguments (an
+#: operation's fields, in order, the feature level as its int).
+_OPERATORS = {
+    "slice": (calls.Slice, "int[] offsets, int[] sizes, int[] strides"),
+    "slice1": (calls.Slice1, "int[] offsets, int[] sizes, int[] strides, int[] output_sizes"),
+    "slice_grad": (calls.SliceGrad, "int[] input_shape, int[] offsets, int[] sizes, int[] strides"),
+    "split": (calls.Split, "int axis, int[] sizes"),
+    "join": (calls.Join, "int axis"),
+}
+_NAMES = {cls: name for name, (cls, _) in _OPERATORS.items()}
+_OPTIONS = "int feature_level, bool directml_types"
+
+
+def _fields(operation):
+    """An operation's fields as an operator takes them."""
+    return [list(f) if isinstance(f, tuple) else int(f) if isinstance(f, FeatureLevel) else f for f in operation]
+
+
+def _operation(cls, fields):
+    """The operation of an operator's arguments after its arrays."""
+    *params, level, flag = fields
+    params = [tuple(p) if isinstance(p, list) else p for p in params]
+    return cls(*params, FeatureLevel.coerce(level), flag)
+
+
+def _call_operator(operation, inputs, outs):
+    """``operation`` through ``torch.ops.cudadml``: the list of results (``outs`` where given)."""
+    if isinstance(operation, (calls.StridedSlice, calls.StridedSliceGrad)):
+        counts = tuple(n for _, _, n in operation.windows)  # the index's axes, all kept
+        window = window_params(operation.windows)
+        options = operation.feature_level, operation.directml_types
+        if isinstance(operation, calls.StridedSlice):
+            sliced = calls.Slice1(*window, counts, *options)
+            if outs is not None:
+                torch.ops.cudadml.slice1.out(inputs[0], *_fields(sliced), out=outs[0].view(counts))
+                return outs
+            return [torch.ops.cudadml.slice1(inputs[0], *_fields(sliced)).view(operation.result_shape)]
+        placed = calls.SliceGrad(operation.input_shape, *window, *options)
+        dy = inputs[0].view(counts)
+        if outs is not None:
+            torch.ops.cudadml.slice_grad.out(dy, *_fields(placed), out=outs[0])
+            return outs
+        return [torch.ops.cudadml.slice_grad(dy, *_fields(placed))]
+    operator = getattr(torch.ops.cudadml, _NAMES[type(operation)])
+    arrays = inputs if isinstance(operation, calls.Join) else inputs[0]
+    if outs is not None:
+        operator.out(arrays, *_fields(operation), out=outs if isinstance(operation, calls.Split) else outs[0])
+        return outs
+    result = operator(arrays, *_fields(operation))
+    return list(result) if isinstance(operation, calls.Split) else [result]
+
+
+#: NumPy's dtype of a tensor dtype; others move as unsigned integers of their width.
+_NUMPY = {
+    torch.bool: np.bool_,
+    torch.uint8: np.uint8,
+    torch.int8: np.int8,
+    torch.int16: np.int16,
+    torch.int32: np.int32,
+    torch.int64: np.int64,
+    torch.uint16: np.uint16,
+    torch.uint32: np.uint32,
+    torch.uint64: np.uint64,
+    torch.float16: np.float16,
+    torch.float32: np.float32,
+    torch.float64: np.float64,
+    torch.complex64: np.complex64,
+    torch.complex128: np.complex128,
+}
+
+
+def _shapes(operation, tensors):
+    """The result shapes of ``operation`` on ``tensors``, after every DirectML rule."""
+    dtype = tensors[0].dtype
+    numpy = np.dtype(_NUMPY.get(dtype) or f"u{dtype.itemsize}")
+    if dtype not in _NUMPY and operation.directml_types:
+        raise TypeError(
+            f"{operation.function}: dtype {dtype} has no DirectML tensor data type; "
+            "pass directml_types=False to move its elements as raw bits"
+        )
+    return describe(operation, numpy, [tuple(t.shape) for t in tensors])
+
+
+def _define(name, cls, params):
+    arrays = "Tensor[] xs" if cls is calls.Join else "Tensor dy" if cls is calls.SliceGrad else "Tensor x"
+    many = cls is calls.Split
+    _LIBRARY.define(f"{name}({arrays}, {params}, {_OPTIONS}) -> {'Tensor[]' if many else 'Tensor'}")
+    out = "Tensor(a!)[] out" if many else "Tensor(a!) out"  # returns nothing: functionalized, as custom ops must
+    _LIBRARY.define(f"{name}.out({arrays}, {params}, {_OPTIONS}, *, {out}) -> ()")
+
+    def kernel(arrays, *fields):
+        tensors = arrays if cls is calls.Join else [arrays]
+        results = _run(_operation(cls, fields), list(tensors))
+        return results if many else results[0]
+
+    def out_kernel(arrays, *fields, out):
+        tensors = arrays if cls is calls.Join else [arrays]
+        _run(_operation(cls, fields), list(tensors), list(out) if many else [out])
+
+    def fake(arrays, *fields):
+        tensors = arrays if cls is calls.Join else [arrays]
+        shapes = _shapes(_operation(cls, fields), tensors)
+        results = [tensors[0].new_empty(s) for s in shapes]
+        return results if many else results[0]
+
+    def out_fake(arrays, *fields, out):
+        _shapes(_operation(cls, fields), arrays if cls is calls.Join else [arrays])  # the rules, at trace time
+
+    for key in ("CPU", "CUDA"):
+        _LIBRARY.impl(name, kernel, key)
+        _LIBRARY.impl(f"{name}.out", out_kernel, key)
+    torch.library.register_fake(f"cudadml::{name}", fake, lib=_LIBRARY)
+    torch.library.register_fake(f"cudadml::{name}.out", out_fake, lib=_LIBRARY)
+
+    def setup_context(ctx, inputs, output):
+        arrays, *fields = inputs
+        tensors = arrays if cls is calls.Join else [arrays]
+        ctx.operation, ctx.shapes = _operation(cls, fields), [tuple(t.shape) for t in tensors]
+
+    def backward(ctx, *grads):
+        grads = grads[0] if many else grads
+        gradient, grads = _gradient(ctx.operation, ctx.shapes, list(grads))
+        results = ADAPTER.run(gradient, grads, None)
+        return (results if cls is calls.Join else results[0], *[None] * (len(ctx.operation)))
+
+    torch.library.register_autograd(f"cudadml::{name}", backward, setup_context=setup_context, lib=_LIBRARY)
+    torch.library.register_vmap(f"cudadml::{name}", _batched(cls), lib=_LIBRARY)
+
+
+def _batched(cls):
+    """The vmap rule of an operator: the batch becomes a leading axis of the tensors, taken
+    whole (a window of it all, or a part of every batch element): one launch."""
+
+    def rule(info, in_dims, arrays, *fields):
+        operation, size = _operation(cls, fields), info.batch_size
+        if cls is calls.Join:
+            tensors = [
+                t.movedim(d, 0) if d is not None else t.unsqueeze(0).expand(size, *t.shape)
+                for t, d in zip(arrays, in_dims[0])
+            ]
+        elif in_dims[0] is None:
+            return getattr(torch.ops.cudadml, _NAMES[cls])(arrays, *fields), None
+        else:
+            tensors = [arrays.movedim(in_dims[0], 0)]
+        if cls is calls.Slice:
+            operation = operation._replace(
+                offsets=(0, *operation.offsets), sizes=(size, *operation.sizes), strides=(1, *operation.strides)
+            )
+        elif cls in (calls.Slice1, calls.SliceGrad):
+            window = {"offsets": (0, *operation.offsets), "sizes": (size, *operation.sizes)}
+            operation = operation._replace(strides=(1, *operation.strides), **window)
+            if cls is calls.Slice1:
+                operation = operation._replace(output_sizes=(size, *operation.output_sizes))
+            else:
+                operation = operation._replace(input_shape=(size, *operation.input_shape))
+        else:  # split, join: the same axis, one further in
+            operation = operation._replace(axis=operation.axis + 1)
+        results = _call_operator(operation, tensors, None)
+        if cls is calls.Split:
+            return results, [0] * len(results)
+        return results[0], 0
+
+    return rule
+
+
+for _name, (_cls, _params) in _OPERATORS.items():
+    _define(_name, _cls, _params)
 
 
 # ---- autograd ------------------------------------------------------------------------------------

@@ -1,0 +1,267 @@
+"""The PyTorch operators (``torch.ops.cudadml``): compiled without graph breaks, exported,
+vmapped in one launch, captured in CUDA graphs, and checked by ``torch.library.opcheck``.
+
+CPU everywhere; the CUDA cases run where torch and CuPy both see a GPU.
+"""
+
+import numpy as np
+import pytest
+
+import cudadml as cd
+from cudadml.testing import random_array
+
+torch = pytest.importorskip("torch")
+from torch.autograd import gradcheck, gradgradcheck  # noqa: E402
+from torch.library import opcheck  # noqa: E402
+
+from cudadml.interop import torch as adapter  # noqa: E402  (registers the operators)
+
+OPS = torch.ops.cudadml
+LEVEL = int(cd.FeatureLevel.newest())
+KEY = (slice(None, None, -2), None, 1, slice(5, 0, -2))
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def device(request):
+    if request.param == "cuda" and not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    return torch.device(request.param)
+
+
+class Every(torch.nn.Module):
+    """Every array function, on tensors."""
+
+    def forward(self, x, dy):
+        a = cd.slice(x, [1, 0, 2], [2, 3, 2], [1, 0, 3])  # a zero stride: backward sums
+        b = cd.slice1(x, [0, 1, 1], [3, 3, 6], [2, -1, -3])
+        c = cd.slice_grad(dy, (3, 4, 8), [0, 1, 1], [3, 3, 6], [2, -1, -3])
+        p, q, r = cd.split(x, [1, 0, 3], axis=1)
+        j = cd.join([r, q, p], axis=-2)
+        s = cd.strided_slice(x, KEY)
+        g = cd.strided_slice_grad(s, (3, 4, 8), KEY)
+        return a, b, c, p, r, j, s, g
+
+
+def _integers(shape, device, grad=True):
+    """float64 small integers: every sum exact, so any order of additions gives the same bits."""
+    t = torch.randint(-50, 50, shape, dtype=torch.float64, device=device)
+    return t.requires_grad_(grad)
+
+
+def _loss(outputs, weights):
+    return sum((o * w).sum() for o, w in zip(outputs, weights))
+
+
+def _run(module, x, dy, weights):
+    outputs = module(x, dy)
+    _loss(outputs, weights).backward()
+    grads = x.grad, dy.grad
+    x.grad = dy.grad = None
+    return [o.detach() for o in outputs], grads
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(s.shape == t.shape and torch.equal(s, t) for s, t in zip(a, b))
+
+
+def test_every_operator_traces_in_one_graph(device):
+    x, dy = _integers((3, 4, 8), device), _integers((2, 3, 2), device)
+    explanation = torch._dynamo.explain(Every())(x, dy)
+    assert explanation.graph_break_count == 0, [b.reason for b in explanation.break_reasons]
+    assert explanation.graph_count == 1
+
+
+def test_compiled_fullgraph_gives_the_eager_bits_forward_and_backward(device):
+    torch._dynamo.reset()
+    x, dy = _integers((3, 4, 8), device), _integers((2, 3, 2), device)
+    module = Every()
+    weights = [torch.randint(-9, 9, o.shape, dtype=torch.float64, device=device) for o in module(x, dy)]
+    eager = _run(module, x, dy, weights)
+    compiled = _run(torch.compile(module, fullgraph=True), x, dy, weights)
+    assert _same(eager[0], compiled[0]) and _same(eager[1], compiled[1])
+
+
+def test_an_exported_program_runs(device):
+    x, dy = _integers((3, 4, 8), device, False), _integers((2, 3, 2), device, False)
+    program = torch.export.export(Every(), (x, dy))
+    names = {str(n.target) for n in program.graph.nodes if n.op == "call_function"}
+    assert {"cudadml.slice.default", "cudadml.split.default", "cudadml.join.default"} <= names
+    assert _same(program.module()(x, dy), Every()(x, dy))
+    y = _integers((5, 4, 8), device, False)  # other shapes: the program was specialised on these
+    with pytest.raises(Exception):  # noqa: B017 (export's guard error type varies by version)
+        program.module()(y, dy)
+
+
+VMAPPED = [
+    ("slice", lambda t: cd.slice(t, [1, 0], [2, 3], [2, 0])),
+    ("slice1", lambda t: cd.slice1(t, [0, 1], [3, 3], [2, -1])),
+    ("slice_grad", lambda t: cd.slice_grad(t[:2, :3], (4, 5), [0, 1], [3, 3], [2, -1])),
+    ("split", lambda t: cd.split(t, [1, 3], axis=0)),
+    ("strided_slice", lambda t: cd.strided_slice(t, np.s_[::-2, None, 3])),
+    ("strided_slice_grad", lambda t: cd.strided_slice_grad(t[:2, 0], (4, 5), np.s_[::-2, 3])),
+]
+
+
+@pytest.mark.parametrize(("name", "fn"), VMAPPED, ids=[v[0] for v in VMAPPED])
+@pytest.mark.parametrize("in_dim", [0, 2])
+def test_vmap_is_one_launch_and_equals_a_loop(device, monkeypatch, name, fn, in_dim):
+    batch = torch.from_numpy(random_array((6, 4, 5), np.float32, np.random.default_rng(7))).to(device)
+    batch = batch.movedim(0, in_dim)  # 6 samples of (4, 5), batched on axis in_dim
+    runs = []
+    real = adapter._run
+    monkeypatch.setattr(adapter, "_run", lambda *a, **k: runs.append(1) or real(*a, **k))
+    got = torch.func.vmap(fn, in_dims=in_dim)(batch)
+    assert len(runs) == 1
+    loop = [fn(batch.select(in_dim, k)) for k in range(6)]
+    if name == "split":
+        assert all(_same_bits(g, torch.stack([parts[k] for parts in loop])) for k, g in enumerate(got))
+    else:
+        assert _same_bits(got, torch.stack(loop))
+
+
+def _same_bits(a, b):
+    """Equal shapes and bits (random bits hold NaNs, which ``torch.equal`` calls unequal)."""
+    return a.shape == b.shape and torch.equal(a.contiguous().view(torch.int32), b.contiguous().view(torch.int32))
+
+
+def test_vmap_of_a_join_expands_unbatched_arrays(device):
+    a, b = torch.randn(6, 2, 3, device=device), torch.randn(2, 1, device=device)
+    got = torch.func.vmap(lambda s, t: cd.join([s, t, s], axis=1), in_dims=(0, None))(a, b)
+    assert torch.equal(got, torch.stack([torch.cat([s, b, s], 1) for s in a]))
+
+
+# ---- opcheck over dtypes, layouts and steps -------------------------------------------------------
+
+DTYPES = [
+    torch.bool,
+    torch.int8,
+    torch.uint8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.float16,
+    torch.bfloat16,
+    torch.float32,
+    torch.float64,
+    torch.complex64,
+    torch.complex128,
+]
+DIFFERENTIABLE = {torch.float32, torch.float64, torch.complex64, torch.complex128}
+
+
+def _tensor(shape, dtype, device, rng, layout):
+    """A tensor of random bits of ``shape``: contiguous, transposed or a stepped view."""
+    if layout == "transposed":
+        t = _tensor(shape[::-1], dtype, device, rng, "contiguous").permute(*reversed(range(len(shape))))
+    elif layout == "stepped":
+        t = _tensor((*shape[:-1], 2 * shape[-1]), dtype, device, rng, "contiguous")[..., ::2]
+    else:
+        bits = random_array(shape, np.uint8, rng) if dtype == torch.bool else None
+        if bits is not None:
+            t = torch.from_numpy(bits & 1).bool()
+        else:
+            raw = random_array((*shape, torch.empty((), dtype=dtype).element_size()), np.uint8, rng)
+            t = torch.from_numpy(raw).view(dtype).reshape(shape)
+            if dtype.is_floating_point or dtype.is_complex:  # finite values, so gradients compare
+                t = torch.from_numpy(rng.integers(-100, 100, shape)).to(dtype)
+        t = t.to(device)
+    return t.detach().requires_grad_(dtype in DIFFERENTIABLE)
+
+
+def _opcheck_cases(rng, device, dtype, layout):
+    """``(operator, args, kwargs)`` of random shapes, windows with negative steps and parts."""
+    flag = dtype in (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64, torch.float16, torch.float32)
+    shape = tuple(int(n) for n in rng.integers(2, 6, 3))
+    x = _tensor(shape, dtype, device, rng, layout)
+    offsets = [int(rng.integers(0, n)) for n in shape]
+    sizes = [int(rng.integers(1, n - o + 1)) for n, o in zip(shape, offsets)]
+    steps = [int(rng.choice([1, 2, -1, -3])) for _ in shape]
+    counts = [1 + (s - 1) // abs(st) for s, st in zip(sizes, steps)]
+    axis = int(rng.integers(0, 3))
+    cut = int(rng.integers(0, shape[axis] + 1))
+    parts = [cut, shape[axis] - cut]
+    others = [_tensor((*shape[:axis], n, *shape[axis + 1 :]), dtype, device, rng, layout) for n in parts]
+    dy = _tensor(tuple(counts), dtype, device, rng, layout)
+    slice_steps = [int(rng.integers(0, 3)) for _ in shape]  # 0 repeats an element
+    slice_sizes = [
+        int(rng.integers(1, 4)) if st == 0 else int(rng.integers(1, (n - o - 1) // st + 2))
+        for n, o, st in zip(shape, offsets, slice_steps)
+    ]
+    options = (LEVEL, flag)
+    return [
+        (OPS.slice.default, (x, offsets, slice_sizes, slice_steps, *options)),
+        (OPS.slice1.default, (x, offsets, sizes, steps, counts, *options)),
+        (OPS.slice_grad.default, (dy, list(shape), offsets, sizes, steps, *options)),
+        (OPS.split.default, (x, axis, parts, *options)),
+        (OPS.join.default, (others, axis, *options)),
+        (
+            OPS.slice1.out,
+            (x.detach(), offsets, sizes, steps, counts, *options),
+            {"out": torch.empty(counts, dtype=dtype, device=device)},
+        ),
+    ]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "stepped"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_opcheck(device, dtype, layout):
+    rng = np.random.default_rng([DTYPES.index(dtype), len(layout)])
+    for op, args, *kwargs in _opcheck_cases(rng, device, dtype, layout):
+        opcheck(op, args, *kwargs)
+
+
+@pytest.mark.parametrize("op", ["slice", "slice1", "slice_grad", "split", "join"])
+def test_gradcheck_and_gradgradcheck_through_the_registered_backward(device, op):
+    x = torch.rand(3, 4, 5, dtype=torch.float64, device=device, requires_grad=True)
+    calls = {
+        "slice": lambda t: OPS.slice(t, [1, 0, 2], [2, 3, 2], [1, 0, 1], LEVEL, True),
+        "slice1": lambda t: OPS.slice1(t, [0, 1, 1], [3, 3, 4], [2, -1, -3], [2, 3, 2], LEVEL, True),
+        "slice_grad": lambda t: OPS.slice_grad(
+            t[:2, :3, :2], [3, 4, 5], [0, 1, 1], [3, 3, 4], [2, -1, -3], LEVEL, True
+        ),
+        "split": lambda t: OPS.split(t, 1, [1, 0, 3], LEVEL, True),
+        "join": lambda t: OPS.join([t, t[:, :1]], 1, LEVEL, True),
+    }
+    assert gradcheck(calls[op], (x,))
+    assert gradgradcheck(calls[op], (x,))
+
+
+def test_the_fake_kernels_apply_the_rules_at_trace_time():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        x = torch.empty(4, 4)
+        assert OPS.slice1(x, [0, 0], [4, 4], [2, -1], [2, 4], LEVEL, True).shape == (2, 4)
+        with pytest.raises(cd.DescriptorError, match=r"InputWindowOffsets\[1\] \+ InputWindowSizes\[1\] = 5"):
+            OPS.slice1(x, [0, 1], [4, 4], [1, 1], [4, 4], LEVEL, True)
+        with pytest.raises(TypeError, match="bfloat16 has no DirectML tensor data type"):
+            OPS.slice1(x.bfloat16(), [0, 0], [4, 4], [1, 1], [4, 4], LEVEL, True)
+
+
+def test_stream_cannot_be_traced():
+    with pytest.raises(TypeError, match="stream= cannot be traced"):
+        torch.func.vmap(lambda t: cd.slice1(t, [0], [2], stream=object()))(torch.zeros(3, 4))
+
+
+@pytest.mark.gpu
+def test_a_compiled_module_replays_in_a_cuda_graph():
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    torch._dynamo.reset()
+    module = torch.compile(Every(), fullgraph=True)
+    x, dy = _integers((3, 4, 8), "cuda", False), _integers((2, 3, 2), "cuda", False)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):  # warm up: compile, load the kernels, fill the allocators' pools
+            module(x, dy)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outputs = module(x, dy)
+    new_x, new_dy = _integers((3, 4, 8), "cuda", False), _integers((2, 3, 2), "cuda", False)
+    x.copy_(new_x)
+    dy.copy_(new_dy)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert _same(outputs, Every()(new_x, new_dy))
