@@ -267,6 +267,40 @@ def per_call_cases():
         )
         return desc.compile()
 
+    tensors = [  # the same calls on CUDA tensors, against PyTorch's own
+        (
+            "64x64 [1:-1, ::2] of a tensor per call",
+            {
+                "cudadml": lambda lib: functools.partial(lib.strided_slice, tx, key),
+                "CuPy": None,
+                "PyTorch": lambda: tx[1:-1, ::2].contiguous(),
+            },
+        ),
+        (
+            "(8 x 96) tensor split into 3 per call",
+            {
+                "cudadml": lambda lib: functools.partial(lib.split, ts, 3, axis=1),
+                "CuPy": None,
+                "PyTorch": lambda: [p.clone() for p in torch.split(ts, 32, dim=1)],
+            },
+        ),
+        (
+            "(16 x 512) tensor split into 64 per call",
+            {
+                "cudadml": lambda lib: functools.partial(lib.split, tw, 64, axis=1),
+                "CuPy": None,
+                "PyTorch": lambda: [p.clone() for p in torch.split(tw, 8, dim=1)],
+            },
+        ),
+        (
+            "join of 64 (16 x 64) tensors per call",
+            {
+                "cudadml": lambda lib: functools.partial(lib.join, txs, axis=0),
+                "CuPy": None,
+                "PyTorch": lambda: torch.cat(txs, dim=0),
+            },
+        ),
+    ]
     return [
         (
             "64x64 [1:-1, ::2] compiled execute into preallocated (vs ElementwiseKernel copy)",
@@ -316,7 +350,7 @@ def per_call_cases():
                 "PyTorch": (lambda: torch.cat(txs, dim=0)) if torch is not None else None,
             },
         ),
-    ]
+    ] + (tensors if torch is not None else [])
 
 
 def load_revision(rev: str):

@@ -76,8 +76,7 @@ def parse_key(tokens: tuple, shape: tuple) -> tuple:
             continue
         n = shape[d]
         if type(k) is tuple:
-            start, stop, step = _pyslice(*k).indices(n)
-            count = len(range(start, stop, step))
+            start, step, count = _slice_window(*k, n)
             windows.append((start, step if count > 1 else 1, count))
             axis_map.append(len(result_shape))
             result_shape.append(count)
@@ -88,6 +87,27 @@ def parse_key(tokens: tuple, shape: tuple) -> tuple:
             axis_map.append(None)
         d += 1
     return tuple(windows), tuple(result_shape), tuple(axis_map)
+
+
+def _slice_window(start, stop, step, n):
+    """``(start, step, count)`` of ``range(*slice(start, stop, step).indices(n))``, as CPython
+    computes them (written out: tracers such as Dynamo do not all follow ``slice.indices``)."""
+    step = 1 if step is None else step
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    back = step < 0
+    bounds = []
+    for value, default in ((start, n - 1 if back else 0), (stop, -1 if back else n)):
+        if value is None:
+            value = default
+        elif value < 0:
+            value = max(value + n, -1 if back else 0)
+        else:
+            value = min(value, n - 1 if back else n)
+        bounds.append(value)
+    start, stop = bounds
+    count = max(0, (start - stop - step - 1) // -step if back else (stop - start + step - 1) // step)
+    return start, step, count
 
 
 def window_params(windows) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:

@@ -4,6 +4,7 @@ Inputs are views with negative, zero and padded strides at odd byte offsets; ``o
 strided view into a poisoned buffer, whose other bytes must stay untouched.
 """
 
+import itertools
 import re
 
 import numpy as np
@@ -324,3 +325,19 @@ def test_bytes_and_str_are_refused_as_such(text):
         cd.slice(text, [1], [2])
     with pytest.raises(TypeError, match="Split: the input " + message):
         cd.split(text, 3)
+
+
+def test_slices_are_read_as_python_reads_them():
+    """Basic indexing's slices, written out (tracers do not all follow ``slice.indices``),
+    give what ``range(*slice(...).indices(n))`` gives, huge and negative bounds and steps too."""
+    from cudadml.indexing import _slice_window
+
+    bounds = [None, -(10**20), -12, -5, -3, -1, 0, 1, 2, 3, 5, 12, 10**20]
+    steps = [None, -(10**20), -7, -2, -1, 1, 2, 3, 10**20]
+    for n in range(7):
+        for start, stop, step in itertools.product(bounds, bounds, steps):
+            first, _, last = slice(start, stop, step).indices(n)
+            taken = range(first, slice(start, stop, step).indices(n)[1], last)
+            assert _slice_window(start, stop, step, n) == (first, last, len(taken)), (start, stop, step, n)
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        cd.strided_slice(np.zeros(3), np.s_[::0])

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import warnings
 
 import numpy as np
 import torch
@@ -129,8 +130,8 @@ def _placed(device, stream):
     import cupy
 
     if stream is None:
-        stream = torch.cuda.current_stream(device)
-    if not isinstance(stream, cupy.cuda.Stream):
+        stream = _current_stream(device.index)
+    elif not isinstance(stream, cupy.cuda.Stream):
         if hasattr(stream, "__cuda_stream__") and hasattr(cupy.cuda.Stream, "from_external"):
             stream = cupy.cuda.Stream.from_external(stream)
         else:  # CuPy 13, or a torch without the stream protocol
@@ -139,16 +140,53 @@ def _placed(device, stream):
         yield None
 
 
-def _view(t, raw):
-    """A zero-copy NumPy (CPU) or CuPy (CUDA) view of ``t``; ``raw``: of same-width integers."""
-    t = t.detach().resolve_conj().resolve_neg()
-    if raw:
-        t = t.view(_RAW[t.element_size()])
-    if t.device.type == "cuda":
+class _RawStream:
+    """A CUDA stream handle as the stream protocol offers it (for ``Stream.from_external``)."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __cuda_stream__(self):
+        return 0, self.handle
+
+
+#: CuPy's view of each torch stream a call ran on, by (handle, device): asking torch for its
+#: current stream object and wrapping it costs more than the rest of a small call.
+_STREAMS: dict = {}
+
+
+def _current_stream(index):
+    handle = torch._C._cuda_getCurrentRawStream(index)
+    stream = _STREAMS.get((handle, index))
+    if stream is None:
         import cupy
 
-        return cupy.from_dlpack(t)
-    return t.numpy()
+        if len(_STREAMS) > 64:  # streams come and go: keep the recent ones
+            _STREAMS.clear()
+        if hasattr(cupy.cuda.Stream, "from_external"):
+            with cupy.cuda.Device(index):
+                stream = cupy.cuda.Stream.from_external(_RawStream(handle))
+        else:  # CuPy 13
+            stream = cupy.cuda.ExternalStream(handle, index)
+        _STREAMS[(handle, index)] = stream
+    return stream
+
+
+def _view(t, raw):
+    """A zero-copy NumPy (CPU) or CuPy (CUDA) view of ``t``; ``raw``: of same-width integers."""
+    if t.is_conj() or t.is_neg():
+        t = t.resolve_conj().resolve_neg()
+    if raw:
+        t = t.view(_RAW[t.element_size()])
+    if t.device.type != "cuda":
+        return t.detach().numpy()
+    import cupy  # a CuPy array made directly: through DLPack it costs several times more
+
+    storage, address = t.untyped_storage(), t.data_ptr()
+    memory = cupy.cuda.UnownedMemory(address, storage.nbytes() - (address - storage.data_ptr()), t, t.device.index)
+    size = t.element_size()
+    strides = tuple(s * size for s in t.stride())
+    return cupy.ndarray(tuple(t.shape), _NUMPY[t.dtype], cupy.cuda.MemoryPointer(memory, 0), strides)
 
 
 def _tensor(a, dtype):
@@ -171,6 +209,14 @@ def _watched(inputs, outs):
         or (outs is not None and any(type(t) is not torch.Tensor for t in outs))
     )
 
+
+# The memoized normalisers (``calls``, ``indexing``) are pure functions of their arguments, so
+# Dynamo tracing through their caches, as it says it does, is exact: no warning for them.
+warnings.filterwarnings(
+    "ignore",
+    message=r"Dynamo detected a call to a `functools\.lru_cache`-wrapped function at '(calls|indexing)\.py",
+    category=UserWarning,
+)
 
 _LIBRARY = torch.library.Library("cudadml", "DEF")
 #: Per operator: the operation it runs and its schema after the array arguments (an
