@@ -214,7 +214,7 @@ def _watched(inputs, outs):
 # Dynamo tracing through their caches, as it says it does, is exact: no warning for them.
 warnings.filterwarnings(
     "ignore",
-    message=r"Dynamo detected a call to a `functools\.lru_cache`-wrapped function at '(calls|indexing)\.py",
+    message=r"Dynamo detected a call to a `functools\.lru_cache`-wrapped function at '(calls|indexing|torch)\.py",
     category=UserWarning,
 )
 
@@ -291,15 +291,25 @@ _NUMPY = {
 
 
 def _shapes(operation, tensors):
-    """The result shapes of ``operation`` on ``tensors``, after every DirectML rule."""
-    dtype = tensors[0].dtype
+    """The result shapes of ``operation`` on ``tensors`` (sizes may be symbolic), after every
+    DirectML rule."""
+    return _described(operation, [tuple(t.shape) for t in tensors], tensors[0].dtype)
+
+
+@functools.lru_cache(maxsize=1024)
+def _result_shapes(operation, shapes, dtype):
+    """``_shapes`` of concrete sizes, memoized: what a kernel allocates per call."""
+    return _described(operation, list(shapes), dtype)
+
+
+def _described(operation, shapes, dtype):
     numpy = np.dtype(_NUMPY.get(dtype) or f"u{dtype.itemsize}")
     if dtype not in _NUMPY and operation.directml_types:
         raise TypeError(
             f"{operation.function}: dtype {dtype} has no DirectML tensor data type; "
             "pass directml_types=False to move its elements as raw bits"
         )
-    return describe(operation, numpy, [tuple(t.shape) for t in tensors])
+    return describe(operation, numpy, shapes)
 
 
 def _define(name, cls, params):
@@ -310,8 +320,14 @@ def _define(name, cls, params):
     _LIBRARY.define(f"{name}.out({arrays}, {params}, {_OPTIONS}, *, {out}) -> ()")
 
     def kernel(arrays, *fields):
-        tensors = arrays if cls is calls.Join else [arrays]
-        results = _run(_operation(cls, fields), list(tensors))
+        tensors = list(arrays) if cls is calls.Join else [arrays]
+        operation = _operation(cls, fields)
+        # Results from torch's allocator (the stream-ordered one CUDA graphs capture), each its own.
+        like = tensors[0]
+        results = [
+            like.new_empty(s) for s in _result_shapes(operation, tuple(tuple(t.shape) for t in tensors), like.dtype)
+        ]
+        _run(operation, tensors, results)
         return results if many else results[0]
 
     def out_kernel(arrays, *fields, out):
