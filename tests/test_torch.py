@@ -188,6 +188,7 @@ def test_torch_is_imported_only_by_a_caller_who_has():
 
 def test_the_readme_example_runs():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme[readme.index("## PyTorch") :]
-    code = section.split("```python\n", 1)[1].split("```\n", 1)[0]
-    exec(compile(code, "README.md (PyTorch)", "exec"), {})
+    section = readme[readme.index("## PyTorch") : readme.index("## Dask arrays")]
+    blocks = [block.split("```\n", 1)[0] for block in section.split("```python\n")[1:]]
+    assert len(blocks) == 2  # tensors and autograd; compiled, exported and vmapped
+    exec(compile("".join(blocks), "README.md (PyTorch)", "exec"), {})
