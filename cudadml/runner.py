@@ -39,6 +39,7 @@ _BINDING_BYTES = 1536
 #: Parts of a split share one allocation, each starting at a multiple of this many bytes.
 _PART_ALIGNMENT = 16
 _DTYPE, _SHAPE, _STRIDES = operator.attrgetter("dtype"), operator.attrgetter("shape"), operator.attrgetter("strides")
+_PLAIN_KINDS = frozenset("biufc")
 _new_call = tuple.__new__  # a Call from its fields without the keyword-taking constructor (per call)
 
 
@@ -156,8 +157,9 @@ def _input(x, name):
     whole elements get a copy. (CuPy has neither object dtypes nor such strides.)"""
     kind, x = _as_array(x, name, "the input")
     if kind == "numpy":
-        check_element_dtype(x.dtype, f"{name}: the input")
-        if any(s % x.itemsize for s in x.strides):
+        if x.dtype.kind not in _PLAIN_KINDS:  # bool, integers, floats, complex are plain data
+            check_element_dtype(x.dtype, f"{name}: the input")
+        if not x.flags.c_contiguous and any(s % x.itemsize for s in x.strides):
             x = np.ascontiguousarray(x)
     return kind, x
 
