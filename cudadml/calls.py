@@ -237,9 +237,7 @@ class Slice1(NamedTuple):
         name, (shape,), out_sizes = self.NAME, shapes, self.output_sizes
         window = self.offsets, self.sizes, self.strides
         if 0 in out_sizes:
-            _check_rank(
-                name, len(shape), InputWindowOffsets=window[0], InputWindowSizes=window[1], InputWindowStrides=window[2]
-            )
+            _check_rank(name, len(shape), **_window_fields(*window))
             return Description(None, (out_sizes,))
         t = data_type(dtype, self.directml_types)
         desc = Slice1OperatorDesc(_tensor(t, shape), _tensor(t, out_sizes), *window, feature_level=self.feature_level)
@@ -252,6 +250,11 @@ class Slice1(NamedTuple):
             strides=(*self.strides, 1),
             output_sizes=(*self.output_sizes, 2),
         )
+
+
+def _window_fields(offsets, sizes, strides):
+    """A window's arrays by their DirectML names (for the messages of empty calls)."""
+    return {"InputWindowOffsets": offsets, "InputWindowSizes": sizes, "InputWindowStrides": strides}
 
 
 def _window_args(name, ndim, offsets, sizes, strides):
@@ -300,8 +303,7 @@ class SliceGrad(NamedTuple):
         name, (dy_shape,), shape = self.NAME, shapes, self.input_shape
         window = self.offsets, self.sizes, self.strides
         if 0 in shape or 0 in dy_shape:
-            fields = {"InputWindowOffsets": window[0], "InputWindowSizes": window[1], "InputWindowStrides": window[2]}
-            _check_rank(name, len(dy_shape), input_shape=shape, **fields)
+            _check_rank(name, len(dy_shape), input_shape=shape, **_window_fields(*window))
             return Description(None, (shape,), zeros=0 not in shape)
         t = data_type(dtype, self.directml_types)
         desc = SliceGradOperatorDesc(_tensor(t, dy_shape), _tensor(t, shape), *window, feature_level=self.feature_level)

@@ -28,7 +28,7 @@ from .compiled import CompiledOperator
 from .errors import BindingError
 from .tensor import MAX_DIMENSIONS, packed_strides
 
-__all__ = ["CACHE_BYTES", "PLAIN", "clear_cache", "describe", "run"]
+__all__ = ["CACHE_BYTES", "PLAIN", "describe", "run"]
 
 #: Bound on the estimated bytes of the compiled operators the array functions keep; the least
 #: recently used are dropped past it. An entry costs about ``_ENTRY_BYTES`` plus
@@ -110,11 +110,6 @@ _CACHE = _Cache(CACHE_BYTES)
 _ENTRIES = _CACHE._entries
 
 
-def clear_cache():
-    """Drop every compiled operator the array functions keep."""
-    _CACHE.clear()
-
-
 # ---- the arrays ---------------------------------------------------------------------------------
 
 
@@ -172,10 +167,6 @@ def _out(kind, out, name):
     if kind == "numpy":
         check_element_dtype(out.dtype, f"{name}: out")
     return out
-
-
-def _kind(a):
-    return "numpy" if isinstance(a, np.ndarray) else "cupy"
 
 
 def _empty(kind, shape, dtype):
