@@ -41,15 +41,6 @@ from ..runner import PLAIN, describe, run
 _RAW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
-@functools.cache
-def _has_numpy_dtype(dtype: torch.dtype) -> bool:
-    try:
-        torch.empty(0, dtype=dtype).numpy()
-    except TypeError:
-        return False
-    return True
-
-
 class TorchAdapter:
     """Calls holding a ``torch.Tensor`` (as their first array or first ``out``)."""
 
@@ -70,6 +61,11 @@ class TorchAdapter:
     def run(self, operation, inputs, outs, stream=None, chunks=None):
         if chunks is not None:
             raise TypeError(f"{operation.function}: chunks= is for Dask arrays; this call has none")
+        if outs is not None and torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+            raise TypeError(
+                f"{operation.function}: out= cannot take part in autograd and an input requires grad: "
+                "leave out= out, or run under torch.no_grad()"
+            )
         if _watched(inputs, outs):
             if stream is not None:
                 raise TypeError(
@@ -78,11 +74,6 @@ class TorchAdapter:
                 )
             return _call_operator(operation, inputs, outs)
         if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
-            if outs is not None:
-                raise TypeError(
-                    f"{operation.function}: out= cannot take part in autograd and an input requires grad: "
-                    "leave out= out, or run under torch.no_grad()"
-                )
             result = _FUNCTIONS[operation.function].apply(operation, stream, *inputs)
             return list(result) if isinstance(result, tuple) else [result]
         return _run(operation, inputs, outs, stream)
@@ -95,7 +86,7 @@ def _run(operation, inputs, outs=None, stream=None):
     """``operation`` on views of the tensors ``inputs`` (and ``outs``): the results as tensors."""
     tensors = inputs + (outs or [])
     dtype = inputs[0].dtype
-    raw = any(not _has_numpy_dtype(t.dtype) for t in tensors)
+    raw = any(t.dtype not in _NUMPY for t in tensors)
     if raw:  # moved as integers of the same width, which must not hide a change of type
         if operation.directml_types:
             raise TypeError(
