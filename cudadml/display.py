@@ -18,11 +18,11 @@ import html
 import inspect
 import itertools
 import math
-import sys
 from typing import Any
 
 import numpy as np
 
+from . import arrays
 from .calls import Join, Slice, Slice1, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from .compiled import CompiledOperator
 from .errors import int_tuple
@@ -620,7 +620,6 @@ def _of_tensor(tensor):
 #: The operation of each array function; its ``of`` takes the input shape(s), then the
 #: function's other arguments in order.
 _OPERATIONS = {op.function: op for op in (Slice, Slice1, SliceGrad, Split, Join, StridedSlice, StridedSliceGrad)}
-_ARRAYS = f"{__package__}.arrays"
 _NOT_DRAWN = ("out", "stream", "chunks")  # arguments that play no part in a picture
 
 
@@ -721,7 +720,7 @@ def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
             raise TypeError(f"explain: a {type(what).__name__} takes no further arguments")
         return _of_tensor(what) if isinstance(what, BufferTensorDesc) else _of_desc(what)
     name = getattr(what, "__name__", "")
-    if name not in _OPERATIONS or getattr(sys.modules.get(_ARRAYS), name, None) is not what:
+    if name not in _OPERATIONS or getattr(arrays, name) is not what:
         raise TypeError(
             "explain: takes an operator descriptor, a CompiledOperator, a BufferTensorDesc or a cudadml array "
             f"function, not {what!r}"
