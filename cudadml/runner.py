@@ -187,7 +187,7 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
     dtype = x.dtype
     if operation.directml_types is False and dtype.itemsize == 16:
         return _on_words(operation, inputs, outs, stream)
-    kind = "numpy" if type(x) is np.ndarray or isinstance(x, np.ndarray) else "cupy"
+    kind = "numpy" if isinstance(x, np.ndarray) else "cupy"
     call = _new_call(
         Call,
         (
@@ -239,7 +239,11 @@ class _Plain:
 
     def arrays(self, operation, inputs, outs):
         name, cupy = operation.NAME, sys.modules.get("cupy")
-        if cupy is not None and list(map(type, inputs)).count(cupy.ndarray) == len(inputs):
+        if cupy is not None and (
+            type(inputs[0]) is cupy.ndarray
+            if len(inputs) == 1
+            else list(map(type, inputs)).count(cupy.ndarray) == len(inputs)
+        ):
             kind = "cupy"  # CuPy arrays as they are (nothing to check), without a call per array
         elif len(inputs) == 1:
             kind, x = _input(inputs[0], name)
