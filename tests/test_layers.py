@@ -167,3 +167,9 @@ def test_adapters_are_asked_only_for_libraries_in_use(monkeypatch):
     monkeypatch.setattr(adapters, "_LOADED", {})
     assert np.array_equal(cd.join([np.arange(2), np.arange(3)]), [0, 1, 0, 1, 2])
     assert loaded == []
+
+
+@pytest.mark.parametrize(("module", "load"), [(None, TaggedAdapter), ("mylib", "not callable"), (b"mylib", None)])
+def test_register_adapter_takes_a_module_name_and_a_callable(module, load):
+    with pytest.raises(TypeError, match="register_adapter takes a module name and a callable"):
+        cd.register_adapter(module, load)
