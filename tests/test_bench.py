@@ -47,3 +47,14 @@ def test_a_revision_that_is_neither_is_named(rev, why):
     _checkout()
     with pytest.raises(SystemExit, match=f"--against {re.escape(rev)}: .*{why}"):
         bench.load_revision(rev)
+
+
+def test_a_revision_with_the_torch_operators_runs_tensors_beside_the_working_tree():
+    """Both copies are given tensors: the operators' namespace is defined once, by the first."""
+    torch = pytest.importorskip("torch")
+    _checkout()
+    _, package = bench.load_revision("HEAD")
+    x = torch.arange(42.0).reshape(6, 7)
+    key = np.s_[::-2, 1::3]
+    assert torch.equal(cd.strided_slice(x, key), package.strided_slice(x, key))
+    assert torch.equal(torch.func.vmap(lambda t: package.strided_slice(t, np.s_[::2]))(x), x[:, ::2])

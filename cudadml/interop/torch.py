@@ -209,7 +209,10 @@ warnings.filterwarnings(
     category=UserWarning,
 )
 
-_LIBRARY = torch.library.Library("cudadml", "DEF")
+try:
+    _LIBRARY = torch.library.Library("cudadml", "DEF")
+except RuntimeError:  # another copy of cudadml in this process (bench.py --against) defined them: they serve both
+    _LIBRARY = None
 #: Per operator: the operation it runs and its schema after the array arguments (an
 #: operation's fields, in order, the feature level as its int).
 _OPERATORS = {
@@ -391,8 +394,9 @@ def _batched(cls):
     return rule
 
 
-for _name, (_cls, _params) in _OPERATORS.items():
-    _define(_name, _cls, _params)
+if _LIBRARY is not None:
+    for _name, (_cls, _params) in _OPERATORS.items():
+        _define(_name, _cls, _params)
 
 
 # ---- autograd ------------------------------------------------------------------------------------
