@@ -199,6 +199,26 @@ def _opcheck_cases(rng, device, dtype, layout):
             (x.detach(), offsets, sizes, steps, counts, *options),
             {"out": torch.empty(counts, dtype=dtype, device=device)},
         ),
+        (
+            OPS.slice.out,
+            (x.detach(), offsets, slice_sizes, slice_steps, *options),
+            {"out": torch.empty(slice_sizes, dtype=dtype, device=device)},
+        ),
+        (
+            OPS.slice_grad.out,
+            (dy.detach(), list(shape), offsets, sizes, steps, *options),
+            {"out": torch.empty(shape, dtype=dtype, device=device)},
+        ),
+        (
+            OPS.split.out,
+            (x.detach(), axis, parts, *options),
+            {"out": [torch.empty(o.shape, dtype=dtype, device=device) for o in others]},
+        ),
+        (
+            OPS.join.out,
+            ([o.detach() for o in others], axis, *options),
+            {"out": torch.empty(shape, dtype=dtype, device=device)},
+        ),
     ]
 
 
