@@ -88,11 +88,8 @@ def _run(operation, inputs, outs=None, stream=None):
     dtype = inputs[0].dtype
     raw = any(t.dtype not in _NUMPY for t in tensors)
     if raw:  # moved as integers of the same width, which must not hide a change of type
-        if operation.directml_types:
-            raise TypeError(
-                f"{operation.function}: dtype {dtype} has no DirectML tensor data type; "
-                "pass directml_types=False to move its elements as raw bits"
-            )
+        for t in tensors:
+            _numpy_dtype(operation, t.dtype)
         if any(t.dtype != dtype for t in tensors):
             raise TypeError(
                 f"{operation.function}: the tensors' dtypes {sorted({str(t.dtype) for t in tensors})} differ"
@@ -297,13 +294,20 @@ def _result_shapes(operation, shapes, dtype):
 
 
 def _described(operation, shapes, dtype):
-    numpy = np.dtype(_NUMPY.get(dtype) or f"u{dtype.itemsize}")
-    if dtype not in _NUMPY and operation.directml_types:
+    return describe(operation, _numpy_dtype(operation, dtype), shapes)
+
+
+def _numpy_dtype(operation, dtype):
+    """The NumPy dtype that moves a tensor dtype's elements: its own, or for a dtype NumPy lacks
+    (bfloat16, float8) unsigned integers of its width, which only ``directml_types=False`` takes."""
+    if dtype in _NUMPY:
+        return np.dtype(_NUMPY[dtype])
+    if operation.directml_types:
         raise TypeError(
             f"{operation.function}: dtype {dtype} has no DirectML tensor data type; "
             "pass directml_types=False to move its elements as raw bits"
         )
-    return describe(operation, numpy, shapes)
+    return np.dtype(f"u{dtype.itemsize}")
 
 
 def _define(name, cls, params):
