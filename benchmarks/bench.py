@@ -210,6 +210,95 @@ def join_case(name, shape, dtype, parts, axis):
     return name, make
 
 
+def _window_key(offset, size, stride):
+    return tuple(
+        slice(o, o + n, st) if st > 0 else slice(o + n - 1, o - 1 if o else None, st)
+        for o, n, st in zip(offset, size, stride)
+    )
+
+
+def windows_case(name, shape, dtype, n, window, per_sample, flips=True):
+    """``n`` windows at random offsets (and, with ``flips``, each flipped along its innermost
+    axis or not, at random), against a loop of per-window slices and a stack, as torchvision's
+    per-sample crops and flips run."""
+
+    def make():
+        rng = np.random.default_rng(0)
+        x = random(shape, dtype)
+        bounds = shape[1:] if per_sample else shape
+        offsets = np.array([[rng.integers(0, b - w + 1) for b, w in zip(bounds, window)] for _ in range(n)])
+        strides = np.ones((n, len(window)), np.int64)
+        if flips:
+            strides[:, -1] = rng.choice([1, -1], n)
+        keys = [_window_key(o, window, st) for o, st in zip(offsets, strides)]
+        plain = [_window_key(o, window, np.abs(st)) for o, st in zip(offsets, strides)]
+        flipped = [bool(st[-1] < 0) for st in strides]
+        tx = as_torch(x)
+
+        def source(a, k):
+            return a[k] if per_sample else a
+
+        def torch_fn():
+            parts = [source(tx, k)[key] for k, key in enumerate(plain)]
+            return torch.stack([p.flip(-1) if f else p for p, f in zip(parts, flipped)])
+
+        return {
+            "bytes": 2 * n * int(np.prod(window)) * np.dtype(dtype).itemsize,
+            "cudadml": lambda lib: lib.slice1_batch(x, offsets, window, strides, per_sample=per_sample),
+            "CuPy": lambda: cp.stack([source(x, k)[key] for k, key in enumerate(keys)]),
+            "PyTorch": torch_fn if torch is not None else None,
+        }
+
+    return name, make
+
+
+def windows_grad_case(name, shape, dtype, n, window, per_sample):
+    """The gradient of ``windows_case``'s windows, against PyTorch's autograd of the loop of
+    slices (its backward alone: the graph is built once) and a CuPy loop adding each window."""
+
+    def make():
+        rng = np.random.default_rng(1)
+        bounds = shape[1:] if per_sample else shape
+        offsets = np.array([[rng.integers(0, b - w + 1) for b, w in zip(bounds, window)] for _ in range(n)])
+        strides = np.ones((n, len(window)), np.int64)
+        strides[:, -1] = rng.choice([1, -1], n)
+        keys = [
+            (k, *_window_key(o, window, st)) if per_sample else _window_key(o, window, st)
+            for k, (o, st) in enumerate(zip(offsets, strides))
+        ]
+        dy = random((n, *window), dtype)
+        dy[...] = cp.asarray(rng.standard_normal(dy.shape))  # finite values: sums of random bits overflow
+
+        def cupy_fn():
+            g = cp.zeros(shape, dtype)
+            for k, key in enumerate(keys):
+                g[key] += dy[k]
+            return g
+
+        torch_fn = None
+        if torch is not None:
+            tx = torch.zeros(shape, dtype=as_torch(dy).dtype, device="cuda", requires_grad=True)
+            plain = [
+                (k, *_window_key(o, window, np.abs(st))) if per_sample else _window_key(o, window, np.abs(st))
+                for k, (o, st) in enumerate(zip(offsets, strides))
+            ]
+            parts = [tx[key] for key in plain]
+            y = torch.stack([p.flip(-1) if st[-1] < 0 else p for p, st in zip(parts, strides)])
+            tdy = as_torch(dy)
+
+            def torch_fn():
+                return torch.autograd.grad(y, tx, tdy, retain_graph=True)[0]
+
+        return {
+            "bytes": dy.nbytes + int(np.prod(shape)) * np.dtype(dtype).itemsize,
+            "cudadml": lambda lib: lib.slice1_batch_grad(dy, shape, offsets, window, strides, per_sample=per_sample),
+            "CuPy": cupy_fn,
+            "PyTorch": torch_fn,
+        }
+
+    return name, make
+
+
 def per_call_case(name, make_fns):
     return name, make_fns
 
@@ -242,6 +331,23 @@ CASES = [
     join_case("join axis 2 of 3", (32, 64, 258, 256), np.float32, 3, 2),
     join_case("join 64 x (2^15, 64) axis 0", (2**21, 64), np.float32, 64, 0),
     join_case("join 64 x (2^21, 8) axis 1", (2**21, 512), np.float32, 64, 1),
+    windows_case(
+        "256 per-sample crops 3x224x224 of 3x256x256 u8, flips", (256, 3, 256, 256), np.uint8, 256, (3, 224, 224), True
+    ),
+    windows_case("256 per-sample crops, f16", (256, 3, 256, 256), np.float16, 256, (3, 224, 224), True),
+    windows_case("256 per-sample crops, f32", (256, 3, 256, 256), np.float32, 256, (3, 224, 224), True),
+    windows_case(
+        "4096 ROIs 3x32x32 of one 3x1024x1024 f32", (3, 1024, 1024), np.float32, 4096, (3, 32, 32), False, False
+    ),
+    windows_grad_case("gradient of 256 per-sample crops f32", (256, 3, 256, 256), np.float32, 256, (3, 224, 224), True),
+    windows_grad_case(
+        "gradient of 64 overlapping crops 3x224x224 of 3x256x256 f32",
+        (3, 256, 256),
+        np.float32,
+        64,
+        (3, 224, 224),
+        False,
+    ),
 ]
 
 
@@ -301,7 +407,33 @@ def per_call_cases():
             },
         ),
     ]
+
+    @functools.cache
+    def batch(lib):
+        """64 operators of four kinds on small f32 arrays, compiled together, and bindings."""
+        f32, t = lib.TensorDataType.FLOAT32, lib.BufferTensorDesc
+        descs, ins, outs = [], [], []
+        for _ in range(16):
+            descs += [
+                lib.SliceOperatorDesc(t(f32, [64, 64]), t(f32, [62, 32]), [1, 0], [62, 32], [1, 2]),
+                lib.Slice1OperatorDesc(t(f32, [64, 64]), t(f32, [32, 64]), [0, 0], [64, 64], [-2, -1]),
+                lib.SplitOperatorDesc(t(f32, [16, 64]), [t(f32, [16, 32]), t(f32, [16, 32])], 1),
+                lib.JoinOperatorDesc([t(f32, [8, 64]), t(f32, [8, 64])], t(f32, [16, 64]), 0),
+            ]
+            ins += [x, x, random((16, 64), np.float32), random((8, 64), np.float32), random((8, 64), np.float32)]
+            outs += [cp.empty((62, 32), np.float32), cp.empty((32, 64), np.float32)]
+            outs += [cp.empty((16, 32), np.float32), cp.empty((16, 32), np.float32), cp.empty((16, 64), np.float32)]
+        return lib.compile_batch(descs), ins, outs
+
+    def batch_execute(lib):
+        compiled_batch, ins, outs = batch(lib)
+        return functools.partial(compiled_batch.execute, ins, outs)
+
     return [
+        (
+            "compile_batch of 64 operators (slice, slice1, split, join), execute (no peer: vs one operator's below)",
+            {"cudadml": batch_execute, "CuPy": None, "PyTorch": None},
+        ),
         (
             "64x64 [1:-1, ::2] compiled execute into preallocated (vs ElementwiseKernel copy)",
             {
@@ -389,6 +521,15 @@ def load_revision(rev: str):
     return label, package
 
 
+def _has_functions(package, ours) -> bool:
+    """Whether cudadml ``package`` (an older revision) has what the case ``ours`` calls."""
+    try:
+        ours(package)
+    except AttributeError:
+        return False
+    return True
+
+
 def _same_bytes(a, b) -> bool:
     """Whether two results (an array, or a list of arrays) hold the same bits."""
     a, b = (list(r) if isinstance(r, (list, tuple)) else [r] for r in (a, b))
@@ -436,7 +577,7 @@ def main(argv=None) -> int:
         fns = make()
         ours = fns.pop("cudadml")
         runs = {"cudadml": functools.partial(ours, cd)}
-        if before is not None:
+        if before is not None and _has_functions(before, ours):
             runs[old] = functools.partial(ours, before)
             if not _same_bytes(runs["cudadml"](), runs[old]()):
                 raise SystemExit(f"{name}: cudadml at {label} gives other bytes than the working tree")
@@ -446,8 +587,8 @@ def main(argv=None) -> int:
         whole = {k: device_time_us(f, args.reps, gpu_only=False) if f else None for k, f in runs.items()}
         share = {k: 100 * fns["bytes"] / t / 1e3 / d2d for k, t in times.items() if t is not None}
         rate = fns["bytes"] / times["cudadml"] / 1e3
-        change = ""
-        if label:
+        change = " - | - |" if label else ""
+        if old in share:
             change = f" {share[old]:.1f} | {share['cudadml'] - share[old]:+.1f} |"
             if share["cudadml"] < share[old] - 1:
                 losses.append(f"{name}: {share['cudadml']:.1f}% against {share[old]:.1f}%")
@@ -464,9 +605,13 @@ def main(argv=None) -> int:
         if args.only not in name:
             continue
         ours = fns.pop("cudadml")
-        fns = {"cudadml": ours(cd), **({old: ours(before)} if label else {}), **fns}
+        fns = {"cudadml": ours(cd), **({old: ours(before)} if label and _has_functions(before, ours) else {}), **fns}
         times = {**dict.fromkeys(fns), **host_times_us({k: f for k, f in fns.items() if f})}
-        change = f" {times[old]:.1f} | {times[old] / times['cudadml']:.2f}x |" if label else ""
+        change = (
+            (f" {times[old]:.1f} | {times[old] / times['cudadml']:.2f}x |" if old in times else " - | - |")
+            if label
+            else ""
+        )
         worst = min(worst, _row(name, times, "", " |", change=change))
         rows += _record(name, "per call", times)
     print(f"\nslowest ratio to the best peer: {worst:.2f}")

@@ -21,7 +21,7 @@ list, never in a circle (``tests/test_layers.py`` checks it):
   twice), ``examples`` (DirectML's worked examples), ``hooks`` (what the core calls that the
   layers below provide: ``compile()``'s class, the pictures);
 * execution: ``bindings`` (the binding rules), ``backends`` (CUDA kernels, NumPy reference,
-  host emulation), ``compiled`` (``CompiledOperator``), ``warmup`` (``precompile``),
+  host emulation), ``compiled`` (``CompiledOperator``, ``compile_batch``), ``warmup`` (``precompile``),
   ``testing`` (buffers and oracles for tests);
 * front: ``indexing`` (basic indexing as windows), ``calls`` (each call normalised into one
   operation value and its DirectML descriptor), ``runner`` (operations on NumPy and CuPy
@@ -33,10 +33,20 @@ list, never in a circle (``tests/test_layers.py`` checks it):
 """
 
 from .adapters import register_adapter
-from .arrays import join, slice, slice1, slice_grad, split, strided_slice, strided_slice_grad
+from .arrays import (
+    join,
+    slice,
+    slice1,
+    slice1_batch,
+    slice1_batch_grad,
+    slice_grad,
+    split,
+    strided_slice,
+    strided_slice_grad,
+)
 from .backends import use_host_backend
 from .bindings import BufferBinding
-from .compiled import CompiledOperator
+from .compiled import CompiledOperator, compile_batch
 from .display import explain
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import BindingError, DescriptorError, ValidationError
@@ -85,12 +95,15 @@ __all__ = [
     "TensorFlags",
     "ValidationError",
     "calc_buffer_tensor_size",
+    "compile_batch",
     "explain",
     "join",
     "precompile",
     "register_adapter",
     "slice",
     "slice1",
+    "slice1_batch",
+    "slice1_batch_grad",
     "slice_grad",
     "split",
     "strided_slice",

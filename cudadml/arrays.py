@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, SupportsIndex, TypeVar
 
 from .adapters import adapter_for
-from .calls import Join, Slice, Slice1, SliceGrad, Split, StridedSlice, StridedSliceGrad
+from .calls import Join, Slice, Slice1, Slice1Batch, Slice1BatchGrad, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from .enums import FeatureLevel
 from .errors import BindingError
 
@@ -24,6 +24,8 @@ __all__ = [
     "join",
     "slice",
     "slice1",
+    "slice1_batch",
+    "slice1_batch_grad",
     "slice_grad",
     "split",
     "strided_slice",
@@ -469,4 +471,153 @@ def strided_slice_grad(
     inputs, outs = adapter.arrays(StridedSliceGrad, inputs, outs)
     dy = inputs[0]
     operation = StridedSliceGrad.of(dy.shape, input_shape, key, feature_level, directml_types)
+    return adapter.run(operation, inputs, outs, stream, chunks)[0]
+
+
+@_public
+def slice1_batch(
+    x: Array,
+    window_offsets: Any,
+    window_sizes: Any,
+    window_strides: Any = None,
+    *,
+    per_sample: bool = False,
+    out: Array | None = None,
+    feature_level: Level = None,
+    stream: Any = None,
+    directml_types: bool = True,
+    chunks: Any = None,
+) -> Array | list[Array]:
+    """Many SLICE1 windows in one launch: per-sample crops and flips, regions of interest.
+
+    Window ``n`` is SLICE1 of ``x`` (or, with ``per_sample``, of ``x[n]``) with row ``n`` of
+    each window array. Where the windows move around from call to call (random crops), the
+    compiled launch stays: the windows travel as data, so a new set costs no compile.
+
+    Parameters
+    ----------
+    x : array_like
+        The array to read, of any kind and strides (as in `slice`).
+    window_offsets : (N, d) array_like of int
+        Per window and dimension, where the window starts; ``d`` is ``x.ndim``, or
+        ``x.ndim - 1`` with ``per_sample``. NumPy, CuPy or PyTorch integers, or nested lists.
+    window_sizes : (d,) or (N, d) array_like of int
+        The windows' lengths: one row for all, or one per window. Every window lies inside
+        ``x`` (``offset + size <= x.shape``) and no dimension is empty.
+    window_strides : (d,) or (N, d) array_like of int, optional
+        The signed, non-zero steps: one row for all, or one per window, so a per-window
+        flip is a negative stride there. All 1 by default.
+    per_sample : bool, default False
+        ``True``: window ``n`` reads ``x[n]``, and there are ``x.shape[0]`` windows.
+    out : array, optional
+        For windows of one size only: where to write, shape ``(N, *window result)``.
+    {shared parameters}
+
+    Returns
+    -------
+    array or list of arrays
+        Windows of one ``window_sizes`` row: one array of shape ``(N, *result)``, where
+        ``result[i] = 1 + (window_sizes[i] - 1) // abs(window_strides[i])`` must be the same
+        for every window. Per-window sizes: a list of ``N`` arrays, views of one
+        allocation (as `split`'s parts are).
+
+    Raises
+    ------
+    {shared raises}
+
+    Notes
+    -----
+    Every window is checked with SLICE1's rules before anything runs; the message names
+    the windows that break one (the first three) and counts the rest.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml as cd
+    >>> x = np.arange(16).reshape(4, 4)
+    >>> cd.slice1_batch(x, [[0, 0], [1, 2], [2, 1]], [2, 2], [[1, 1], [1, -1], [-1, 1]])
+    array([[[ 0,  1],
+            [ 4,  5]],
+    <BLANKLINE>
+           [[ 7,  6],
+            [11, 10]],
+    <BLANKLINE>
+           [[13, 14],
+            [ 9, 10]]])
+    """
+    inputs, outs = [x], None if out is None else [out]
+    adapter = adapter_for(inputs, outs)
+    inputs, outs = adapter.arrays(Slice1Batch, inputs, outs)
+    operation = Slice1Batch.of(
+        inputs[0].shape, window_offsets, window_sizes, window_strides, per_sample, feature_level, directml_types
+    )
+    results = adapter.run(operation, inputs, outs, stream, chunks)
+    return results[0] if operation.shared else results
+
+
+@_public
+def slice1_batch_grad(
+    dy: Array | Sequence[Array],
+    input_shape: Ints,
+    window_offsets: Any,
+    window_sizes: Any,
+    window_strides: Any = None,
+    *,
+    per_sample: bool = False,
+    out: Array | None = None,
+    feature_level: Level = None,
+    stream: Any = None,
+    directml_types: bool = True,
+    chunks: Any = None,
+) -> Array:
+    """The gradient of `slice1_batch`: each window's gradient placed where it read, summed where windows overlap.
+
+    Parameters
+    ----------
+    dy : array, or sequence of arrays
+        The gradient of `slice1_batch`'s result: the one array, or the list of per-window
+        arrays for per-window sizes.
+    input_shape : sequence of int
+        The shape of ``x``, which the result has.
+    window_offsets, window_sizes, window_strides, per_sample
+        As given to `slice1_batch`.
+    out : array, optional
+        Where to write: shape ``input_shape``, ``dy``'s dtype, any strides.
+    {shared parameters}
+
+    Returns
+    -------
+    array
+        ``out``, or a new array of ``dy``'s kind: zeros where no window read. With
+        ``per_sample`` (windows never overlap) each element is moved as it is, in one pass;
+        otherwise the windows that read an element add their gradients in window order, the
+        same bits on every run (floats add in their own precision, halves in float32,
+        rounded once; integers wrap).
+
+    Raises
+    ------
+    {shared raises}
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml as cd
+    >>> dy = np.ones((2, 2, 2), np.float32)
+    >>> cd.slice1_batch_grad(dy, (3, 3), [[0, 0], [1, 1]], [2, 2])
+    array([[1., 1., 0.],
+           [1., 2., 1.],
+           [0., 1., 1.]], dtype=float32)
+    """
+    name, one = Slice1BatchGrad.NAME, hasattr(dy, "shape")
+    inputs = [dy] if one else _as_list(dy, "dy", name)
+    if not inputs:  # as np.stack([]): no array to take a kind and dtype from
+        raise ValueError(f"{name}: dy is an empty list; the gradient of no windows has no dtype (pass zeros)")
+    outs = None if out is None else [out]
+    adapter = adapter_for(inputs, outs)
+    inputs, outs = adapter.arrays(Slice1BatchGrad, inputs, outs)
+    operation = Slice1BatchGrad.of(
+        input_shape, window_offsets, window_sizes, window_strides, per_sample, feature_level, directml_types
+    )
+    if operation.shared != one:
+        raise TypeError(
+            f"{name}: windows of one size take dy as one array; per-window sizes take a list of one per window"
+        )
     return adapter.run(operation, inputs, outs, stream, chunks)[0]

@@ -133,6 +133,7 @@ def check_layout(slots, where: str) -> None:
 _cupy_ndarray = None
 _c_contiguous = operator.attrgetter("flags.c_contiguous")
 _DATA, _PTR, _DEVICE_ID = operator.attrgetter("data"), operator.attrgetter("ptr"), operator.attrgetter("device_id")
+_NBYTES = operator.attrgetter("nbytes")
 #: Up to this many bindings, overlap is checked pair by pair (cheaper than a sorted sweep).
 _FEW_BINDINGS = 8
 
@@ -265,8 +266,10 @@ class Bindings:
         # Where every slot takes a whole buffer (a compiled descriptor's tensors), a call of a
         # few CuPy arrays is checked by ``_bind_device_buffers``.
         self._buffer_rules = None
-        if all(slot.need is not None for slot in self.slots) and len(self.slots) <= _FEW_BINDINGS:
+        if all(slot.need is not None for slot in self.slots):
             self._buffer_rules = [(slot.need, slot.alignment) for slot in self.slots]
+            self._needs = np.array([slot.need for slot in self.slots], np.int64)
+            self._alignments = np.array([slot.alignment for slot in self.slots], np.int64)
         # The pairs whose overlap is a rule (an output and an earlier binding), for a few bindings.
         self._pairs = [
             (j, k, self.slots[j].low, self.slots[j].high, self.slots[k].low, self.slots[k].high)
@@ -351,6 +354,8 @@ class Bindings:
             ]
         else:
             addresses = np.array(flat, np.int64)
+            if not overlap.outputs_meet(addresses + self._lows, addresses + self._highs, first_output):
+                return
             pairs = overlap.pairs_sharing_elements(
                 addresses + self._lows,
                 addresses + self._highs,
@@ -406,6 +411,8 @@ class Bindings:
         the general path, or an output's extent meets another binding's (whose elements the
         general path then compares), which then reports it."""
         n, device = len(inputs), self.device
+        if n + len(outputs) > _FEW_BINDINGS:
+            return self._bind_many_device_buffers(inputs, outputs, new_outputs)
         addresses, address_bits = [], 0
         for b, (need, alignment) in zip(inputs + outputs, self._buffer_rules):
             if type(b) is not _cupy_ndarray:
@@ -426,6 +433,28 @@ class Bindings:
                 if addresses[j] + low_j < addresses[k] + high_k and addresses[k] + low_k < addresses[j] + high_j:
                     return None
         return "cupy", (addresses[:n], addresses[n:]), (inputs, outputs), address_bits
+
+    def _bind_many_device_buffers(self, inputs, outputs, new_outputs):
+        """``_bind_device_buffers`` for many bindings (a batch of operators): the same rules
+        as list and array operations."""
+        given = inputs + outputs
+        if set(map(type, given)) != {_cupy_ndarray} or not all(map(_c_contiguous, given)):
+            return None
+        memories = list(map(_DATA, given))
+        if self.device is not None and set(map(_DEVICE_ID, memories)) != {self.device}:
+            return None
+        addresses = list(map(_PTR, memories))
+        at = np.array(addresses, np.int64)
+        sizes = np.fromiter(map(_NBYTES, given), np.int64, len(given))
+        if (at % self._alignments).any() or (sizes < self._needs).any():
+            return None
+        if not new_outputs:
+            problems = []
+            self._check_overlaps(problems, addresses)
+            if problems:
+                return None
+        n = len(inputs)
+        return "cupy", (addresses[:n], addresses[n:]), (inputs, outputs), int(np.bitwise_or.reduce(at))
 
     def _bound_device(self, given, addresses, new_outputs, address_bits):
         """``bind``'s result for CuPy bindings at ``addresses`` that passed every other rule."""

@@ -27,6 +27,8 @@ from .enums import FeatureLevel, TensorDataType
 from .errors import DescriptorError, as_int, int_tuple
 from .indexing import index_key, parse_key, window_params
 from .operators import (
+    INT32_MAX,
+    INT32_MIN,
     JoinOperatorDesc,
     Slice1OperatorDesc,
     SliceGradOperatorDesc,
@@ -499,3 +501,232 @@ class StridedSliceGrad(NamedTuple):
             result_shape=(*self.result_shape, 2),
             axis_map=(*self.axis_map, len(self.result_shape)),
         )
+
+
+# ---- many windows --------------------------------------------------------------------------------
+# The windows of ``slice1_batch`` change from call to call (random crops), so they are arrays,
+# checked all at once, and never part of a cache key: ``key`` is what the compiled launch
+# depends on.
+
+#: Windows whose broken rules a ``DescriptorError`` spells out; the rest are counted.
+_WINDOWS_SHOWN = 3
+
+
+def _window_array(value, field, name, d):
+    """An argument of per-window integers as a NumPy array: int64, or of Python ints where one
+    passes int64 (the rules then refuse it). ``TypeError`` for anything but integers."""
+    if hasattr(value, "__cuda_array_interface__"):  # CuPy, CUDA tensors: read on the host, to check them
+        import cupy
+
+        value = cupy.asnumpy(cupy.asarray(value))
+    try:
+        a = np.asarray(value)
+    except ValueError:  # rows of different lengths
+        raise ValueError(f"{name}: {field} must be an array of rows of {d} integers") from None
+    if a.size == 0:  # no windows: [] or an (0, d) array
+        return a.astype(np.int64).reshape(0, d) if a.shape == (0,) else a.astype(np.int64)
+    if a.dtype.kind == "O":
+        flat = [as_int(v, f"{field}[...]", name) for v in a.ravel()]
+        if all(-(2**63) <= v < 2**63 for v in flat):
+            return np.array(flat, np.int64).reshape(a.shape)
+        return np.array(flat, object).reshape(a.shape)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name}: {field} must hold integers, not {a.dtype}")
+    if a.dtype == np.uint64 and a.max() >= 2**63:
+        return a.astype(object)
+    return a.astype(np.int64, copy=False)
+
+
+def _rows(a, field, name, n, d, shared_ok):
+    """``a`` as ``(N, d)`` rows, or (``shared_ok``) one ``(d,)`` row shared by every window."""
+    if (a.ndim == 2 and a.shape == (n, d)) or (shared_ok and a.shape == (d,)):
+        return a
+    expected = f"({d},) for all windows or ({n}, {d})" if shared_ok else f"({n}, {d})"
+    raise ValueError(f"{name}: {field} has shape {a.shape}; it must be {expected}: {d} integers per window")
+
+
+@functools.lru_cache(maxsize=256)
+def _shared_rules(name, t, bounds, feature_level):
+    """SLICE1's rules of the tensors (ranks, types, feature level), on a window of all of x."""
+    try:
+        whole = _tensor(t, bounds)
+        Slice1OperatorDesc(whole, whole, (0,) * len(bounds), bounds, (1,) * len(bounds), feature_level=feature_level)
+    except DescriptorError as e:
+        raise DescriptorError([f"{name}: {m.removeprefix('Slice1: ')}" for m in e.violations]) from None
+
+
+class Slice1Batch(NamedTuple):
+    """Many SLICE1 windows of one array (``per_sample``: window ``n`` of ``x[n]``)."""
+
+    offsets: np.ndarray  # (N, d)
+    sizes: np.ndarray  # (d,): one size for all, or (N, d)
+    strides: np.ndarray  # (d,) or (N, d), signed
+    per_sample: bool
+    feature_level: FeatureLevel
+    directml_types: bool
+
+    function = "slice1_batch"
+    ARGUMENT = "x"
+    NAME = "slice1_batch"
+
+    @classmethod
+    def of(cls, shape, offsets, sizes, strides=None, per_sample=False, feature_level=None, directml_types=True):
+        name = cls.NAME
+        if per_sample is not True and per_sample is not False and not isinstance(per_sample, np.bool_):
+            raise TypeError(f"{name}: per_sample must be a bool, not {type(per_sample).__name__}")
+        per_sample = bool(per_sample)
+        d = len(shape) - per_sample
+        if d < 1:
+            raise ValueError(
+                f"{name}: x has {len(shape)} dimension(s); windows need at least one"
+                + (" besides the sample axis (per_sample=True)" if per_sample else "")
+            )
+        offsets = _window_array(offsets, "window_offsets", name, d)
+        if offsets.ndim != 2 or offsets.shape[1] != d:
+            raise ValueError(f"{name}: window_offsets has shape {offsets.shape}; it must be (N, {d}): {d} per window")
+        n = len(offsets)
+        if per_sample and n != shape[0]:
+            raise ValueError(f"{name}: {n} windows for {shape[0]} samples (per_sample=True takes one per sample)")
+        sizes = _rows(_window_array(sizes, "window_sizes", name, d), "window_sizes", name, n, d, True)
+        strides = np.ones(d, np.int64) if strides is None else _window_array(strides, "window_strides", name, d)
+        strides = _rows(strides, "window_strides", name, n, d, True)
+        return _new(cls, (offsets, sizes, strides, per_sample, *options(feature_level, directml_types)))
+
+    @property
+    def shared(self) -> bool:
+        """Whether every window has one size (one result array), or each its own (a list)."""
+        return self.sizes.ndim == 1
+
+    def check(self, dtype, shape) -> np.ndarray:
+        """Every window against SLICE1's rules on ``x`` of ``shape``; the elements each takes
+        per dimension, ``(N, d)`` (``DescriptorError`` naming the windows that break a rule)."""
+        name, offsets, sizes, strides = self.NAME, self.offsets, self.sizes, self.strides
+        n, d = offsets.shape
+        if dtype.itemsize == 16 and self.directml_types is False:
+            dtype = np.dtype(np.uint64)  # moved as pairs of words (``words``)
+        t = data_type(dtype, self.directml_types)
+        bounds = tuple(shape[1:] if self.per_sample else shape)
+        if n:  # the rules every window shares (ranks, types, level), on a window of all of x
+            _shared_rules(name, t, bounds, self.feature_level)
+        # Which windows break a rule of their own. The descriptor holds the rules and their
+        # messages; it is asked about those windows only (a test keeps the two in step).
+        if not n:
+            return np.zeros((0, d), np.int64)
+        huge = object in (offsets.dtype, sizes.dtype, strides.dtype)  # a value past int64
+        ends = np.array(bounds, object if huge else np.int64)
+        magnitudes = np.abs(strides)
+        if (  # reductions first: the common case, every window valid, in a few microseconds
+            huge
+            or offsets.min() < 0
+            or sizes.min() < 1
+            or magnitudes.min() == 0
+            or magnitudes.max() > INT32_MAX
+            or (offsets + sizes > ends).any()
+        ):
+            row = (sizes < 1) | (strides == 0) | (strides < INT32_MIN) | (strides > INT32_MAX)
+            bad = (offsets < 0) | (offsets + sizes > ends) | row
+            self._refuse(t, bounds, np.flatnonzero(np.broadcast_to(bad, (n, d)).any(axis=1)))
+        counts = sizes if magnitudes.max() == 1 else 1 + (sizes - 1) // magnitudes
+        counts = np.broadcast_to(counts, (n, d))
+        if self.shared and self.strides.ndim == 2 and n and (counts != counts[0]).any():
+            k = int(np.flatnonzero((counts != counts[0]).any(axis=1))[0])
+            raise ValueError(
+                f"{name}: window {k} takes {tuple(map(int, counts[k]))} elements and window 0 "
+                f"{tuple(map(int, counts[0]))}: windows of one size must take as many each (per-window "
+                "window_sizes give a list of arrays)"
+            )
+        return counts
+
+    def _refuse(self, t, bounds, broken):
+        """``DescriptorError`` with the descriptor's messages for the first broken windows."""
+        name, n, d = self.NAME, *self.offsets.shape
+        sizes, strides = np.broadcast_to(self.sizes, (n, d)), np.broadcast_to(self.strides, (n, d))
+        messages = []
+        for k in map(int, broken[:_WINDOWS_SHOWN]):
+            window = tuple(tuple(map(int, a[k])) for a in (self.offsets, sizes, strides))
+            counts = tuple(max(1, (z - 1) // abs(s) + 1) if s else 1 for z, s in zip(window[1], window[2]))
+            try:
+                Slice1OperatorDesc(_tensor(t, bounds), _tensor(t, counts), *window, feature_level=self.feature_level)
+            except DescriptorError as e:
+                messages.extend(f"{name}: window {k}: {m.removeprefix('Slice1: ')}" for m in e.violations)
+        assert messages or not len(broken), "the descriptor accepts a window that the batch check refuses"
+        # (A stride of -2^31, whose magnitude passes INT32_MAX, comes here and breaks nothing.)
+        if len(broken) > _WINDOWS_SHOWN:
+            messages.append(f"{name}: and {len(broken) - _WINDOWS_SHOWN} more windows break a rule")
+        if messages:
+            raise DescriptorError(messages)
+
+    def shapes(self, dtype, shape):
+        """The result shapes: ``(N, *counts)`` for windows of one size, else one per window."""
+        return self.results(self.check(dtype, shape))
+
+    def results(self, counts):
+        """The result shapes of windows that take ``counts`` elements (``check``'s)."""
+        if self.shared:
+            d = self.offsets.shape[1]
+            return ((len(counts), *(map(int, counts[0]) if len(counts) else self._counts(d))),)
+        return tuple(tuple(map(int, c)) for c in counts)
+
+    def words(self):
+        """The same windows on 16-byte elements seen as pairs of 8-byte words."""
+
+        def column(a, value):
+            return np.append(a, value) if a.ndim == 1 else np.c_[a, np.full(len(a), value, a.dtype)]
+
+        return self._replace(
+            offsets=column(self.offsets, 0), sizes=column(self.sizes, 2), strides=column(self.strides, 1)
+        )
+
+    def _counts(self, d):
+        """The elements a window of the shared sizes takes, for an empty batch (whose windows,
+        with no strides of their own, step by 1)."""
+        strides = self.strides if self.strides.ndim == 1 else np.ones(d, np.int64)
+        return tuple(
+            1 + (int(n) - 1) // abs(int(s)) if s and n > 0 else max(int(n), 0) for n, s in zip(self.sizes, strides)
+        )
+
+
+class Slice1BatchGrad(NamedTuple):
+    """The gradient of ``Slice1Batch``: its windows' gradients placed in, and summed into, an
+    array of ``input_shape`` (zeros where no window read)."""
+
+    input_shape: tuple
+    offsets: np.ndarray
+    sizes: np.ndarray
+    strides: np.ndarray
+    per_sample: bool
+    feature_level: FeatureLevel
+    directml_types: bool
+
+    function = "slice1_batch_grad"
+    ARGUMENT = "dy"
+    NAME = "slice1_batch_grad"
+    shared = Slice1Batch.shared
+    check = Slice1Batch.check
+    _refuse = Slice1Batch._refuse
+    results = Slice1Batch.results
+    _counts = Slice1Batch._counts
+
+    @classmethod
+    def of(cls, input_shape, offsets, sizes, strides=None, per_sample=False, feature_level=None, directml_types=True):
+        input_shape = int_tuple(input_shape, "input_shape", cls.NAME)
+        if any(n < 0 for n in input_shape):
+            raise ValueError(f"{cls.NAME}: input_shape {input_shape} has a negative size")
+        windows = Slice1Batch.of(input_shape, offsets, sizes, strides, per_sample, feature_level, directml_types)
+        return _new(cls, (input_shape, *windows))
+
+    def windows(self) -> Slice1Batch:
+        """The forward operation."""
+        return _new(Slice1Batch, self[1:])
+
+    def check_gradients(self, counts, dy_shapes):
+        """``ValueError`` unless ``dy_shapes`` (one array's for windows of one size, else one per
+        window) are the shapes of the results of windows that take ``counts`` (``check``'s)."""
+        name, forward = self.NAME, self.results(counts)
+        if list(map(tuple, dy_shapes)) != list(forward):
+            if self.shared:
+                raise ValueError(f"{name}: dy has shape {tuple(dy_shapes[0])}; the windows' results have {forward[0]}")
+            if len(dy_shapes) != len(forward):
+                raise ValueError(f"{name}: {len(dy_shapes)} gradients for {len(forward)} windows")
+            k = next(k for k, (a, b) in enumerate(zip(dy_shapes, forward)) if tuple(a) != b)
+            raise ValueError(f"{name}: dy[{k}] has shape {tuple(dy_shapes[k])}; window {k} takes {forward[k]}")

@@ -1,22 +1,28 @@
-"""``CompiledOperator``: a validated descriptor lowered to a plan, and its ``execute``."""
+"""``CompiledOperator``: a validated descriptor lowered to a plan, and its ``execute``; and
+``compile_batch``: several descriptors as one ``CompiledOperator``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import html
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .backends import CUDA, backend_for, gpu_status
 from .bindings import Bindings, BufferBinding, Slot, check_layout
 from .hooks import provide, provided
-from .operators import desc_summary
+from .operators import _OperatorDesc, desc_summary
+from .plan import CopyPlan
 
-__all__ = ["BufferBinding", "CompiledOperator"]
+__all__ = ["BufferBinding", "CompiledOperator", "compile_batch"]
 
 
-def _buffer_slots(role, tensors):
+def _buffer_slots(role, tensors, first=0, owner=""):
+    """One slot per tensor, named by its place in ``execute``'s list (``first`` on), and in a
+    batch by its place in the descriptor ``owner`` too."""
     return [
         Slot(
-            f"{role}[{k}]",
+            f"{role}[{first + k}]" + (f" ({owner} {role}[{k}])" if owner else ""),
             t.data_type.element_size,
             t.sizes,
             t.effective_strides,
@@ -30,8 +36,9 @@ def _buffer_slots(role, tensors):
 class CompiledOperator:
     """An operator ready to execute: validated, lowered and (on a GPU) its kernels loaded.
 
-    Made by ``desc.compile()``. ``execute`` checks every binding rule before running, and
-    allocates, copies and synchronises nothing, so it can be captured in a CUDA graph.
+    Made by ``desc.compile()``, or for several descriptors by ``compile_batch``. ``execute``
+    checks every binding rule before running, and allocates, copies and synchronises nothing,
+    so it can be captured in a CUDA graph.
 
     Parameters
     ----------
@@ -70,7 +77,6 @@ class CompiledOperator:
 
     def __init__(self, desc, device=None, *, views=None, placed_at=None, load=True):
         self.desc = desc
-        self.device = device
         if views is None:
             self.plan = desc.to_plan()
             self._in = _buffer_slots("inputs", desc.input_tensors)
@@ -85,14 +91,23 @@ class CompiledOperator:
                 Slot(f"outputs[{k}]", size, *v[:2], placed_at=p) for k, (v, p) in enumerate(zip(out_views, placed_at))
             ]
             check_layout(self._out, f"{desc.NAME}.execute")
+        self._ready(f"{desc.NAME}.execute", device, load)
+
+    def _ready(self, where, device, load):
+        """Load the kernels where a GPU is present, so ``execute`` never waits for NVRTC, and
+        fix the binding rules of the slots."""
+        self.device = device
         self._prepared = {}  # backend -> what its prepare(plan, out_extents) returned
-        if load and gpu_status()[0]:  # compile the kernels now, so execute() never waits for NVRTC
+        if load and gpu_status()[0]:
             import cupy
 
             with cupy.cuda.Device(device):
                 self.device = cupy.cuda.Device().id
-                CUDA.load(self._prepared_for(CUDA))
-        self._bindings = Bindings(f"{desc.NAME}.execute", self._in, self._out, self.device)
+                self._load()
+        self._bindings = Bindings(where, self._in, self._out, self.device)
+
+    def _load(self):
+        CUDA.load(self._prepared_for(CUDA))
 
     def _prepared_for(self, backend):
         prepared = self._prepared.get(backend)
@@ -144,6 +159,139 @@ class CompiledOperator:
         backend = CUDA if kind == "cupy" else backend_for(kind)
         prepared = self._prepared.get(backend) or self._prepared_for(backend)
         backend.run(prepared, addresses, owners, stream, address_bits)
+
+
+def _count(n, one, many):
+    return f"{n} {one if n == 1 else many}"
+
+
+class CompiledBatch(CompiledOperator):
+    """Descriptors compiled together (``compile_batch``): their bindings concatenated, checked
+    as those of one operator, and their copies merged into one plan per element size, each
+    run by one launch (as DirectML compiles a graph of independent nodes into one dispatch)."""
+
+    def __init__(self, descs, plans, device=None, *, load=True):
+        self.desc = tuple(descs)
+        self._in, self._out, by_size = [], [], {}
+        for i, (desc, plan) in enumerate(zip(self.desc, plans)):
+            first_in, first_out = len(self._in), len(self._out)
+            self._in += _buffer_slots("inputs", desc.input_tensors, first_in, f"descs[{i}] {desc.NAME}")
+            self._out += _buffer_slots("outputs", desc.output_tensors, first_out, f"descs[{i}] {desc.NAME}")
+            by_size.setdefault(plan.element_size, []).extend(
+                replace(job, input=job.input + first_in, output=job.output + first_out) for job in plan.jobs
+            )
+        self.plans = tuple(CopyPlan(size, tuple(jobs)) for size, jobs in by_size.items())
+        self._ready("compile_batch.execute", device, load)
+
+    def _load(self):
+        for prepared in self._prepared_for(CUDA):
+            CUDA.load(prepared)
+
+    def _prepared_for(self, backend):
+        prepared = self._prepared.get(backend)
+        if prepared is None:
+            out_extents = [(slot.low, slot.high) for slot in self._out]
+            prepared = self._prepared[backend] = tuple(backend.prepare(plan, out_extents) for plan in self.plans)
+        return prepared
+
+    def _run(self, bound, stream):
+        kind, addresses, owners, address_bits = bound
+        backend = CUDA if kind == "cupy" else backend_for(kind)
+        for prepared in self._prepared.get(backend) or self._prepared_for(backend):
+            backend.run(prepared, addresses, owners, stream, address_bits)
+
+    def __repr__(self) -> str:
+        # The CUDA backend's launches (prepared without a GPU too): groups only past a launch's capacity.
+        launches = [len(p.for_addresses(0)) for p in self._prepared_for(CUDA)]
+        parts = "; ".join(
+            f"{plan.element_size}-byte elements: {_count(len(plan.jobs), 'copy', 'copies')}, "
+            f"{_count(n, 'launch', 'launches')}"
+            for plan, n in zip(self.plans, launches)
+        )
+        return (
+            f"<CompiledOperator batch of {_count(len(self.desc), 'operator', 'operators')}: "
+            f"{_count(sum(len(plan.jobs) for plan in self.plans), 'strided copy', 'strided copies')} in "
+            f"{_count(sum(launches), 'launch', 'launches')} ({parts}), "
+            f"{sum(plan.output_bytes for plan in self.plans)} bytes out>"
+        )
+
+    def _repr_html_(self) -> str:
+        # The pictures draw one operator; a batch lists its operators and their bindings.
+        rows, first_in, first_out = [], 0, 0
+        for desc in self.desc:
+            n_in, n_out = len(desc.input_tensors), len(desc.output_tensors)
+            rows.append(
+                f"<li>{html.escape(f'{desc.NAME} {desc_summary(desc)}')}: inputs "
+                f"{list(range(first_in, first_in + n_in))}, outputs {list(range(first_out, first_out + n_out))}</li>"
+            )
+            first_in, first_out = first_in + n_in, first_out + n_out
+        return f'<p>{html.escape(repr(self))}</p><ol start="0">{"".join(rows)}</ol>'
+
+
+def compile_batch(descs: Iterable[Any], device: int | None = None) -> CompiledOperator:
+    """Compile several operators into one ``CompiledOperator`` whose ``execute`` runs them all.
+
+    The copies of all the operators that move elements of one size run in one kernel launch
+    (as DirectML compiles a graph of independent nodes into one dispatch), so a batch costs
+    about one call per element size rather than one per operator.
+
+    Parameters
+    ----------
+    descs : iterable of SliceOperatorDesc, Slice1OperatorDesc, SplitOperatorDesc or JoinOperatorDesc
+        The operators, each validated as it was constructed, in any mix.
+    device : int, optional
+        The CUDA device for CuPy bindings; the current one when omitted.
+
+    Returns
+    -------
+    CompiledOperator
+        Its ``execute(inputs, outputs)`` takes the bindings of every descriptor's inputs, in
+        order (those of ``descs[0]``, then of ``descs[1]``, ...), and likewise its outputs.
+        Every binding rule holds across the batch: no output overlaps any other binding, of
+        its own operator or another's (inputs may be shared).
+
+    Raises
+    ------
+    TypeError
+        If ``descs`` is not an iterable, or any item of it is not an operator descriptor or
+        is a ``SliceGradOperatorDesc`` (a batch takes strided copies), naming each position.
+    ValueError
+        If ``descs`` is empty.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml as cd
+    >>> from cudadml.testing import aligned_empty
+    >>> f32, u8 = cd.TensorDataType.FLOAT32, cd.TensorDataType.UINT8
+    >>> flip = cd.Slice1OperatorDesc(cd.BufferTensorDesc(f32, [4]), cd.BufferTensorDesc(f32, [4]), [0], [4], [-1])
+    >>> halves = cd.SplitOperatorDesc(cd.BufferTensorDesc(u8, [6]), [cd.BufferTensorDesc(u8, [3])] * 2, 0)
+    >>> batch = cd.compile_batch([flip, halves])
+    >>> batch
+    <CompiledOperator batch of 2 operators: 3 strided copies in 2 launches (4-byte elements: 1 copy, 1 launch; \
+1-byte elements: 2 copies, 1 launch), 22 bytes out>
+    >>> x, y = aligned_empty(16).view(np.float32), aligned_empty(16).view(np.float32)
+    >>> b, b0, b1 = aligned_empty(16), aligned_empty(16), aligned_empty(16)
+    >>> x[:], b[:6] = [1, 2, 3, 4], [1, 2, 3, 4, 5, 6]
+    >>> batch.execute([x, b], [y, b0, b1])
+    >>> y, b0[:3], b1[:3]
+    (array([4., 3., 2., 1.], dtype=float32), array([1, 2, 3], dtype=uint8), array([4, 5, 6], dtype=uint8))
+    """
+    if isinstance(descs, _OperatorDesc) or not isinstance(descs, Iterable):
+        raise TypeError(f"compile_batch: takes a list of operator descriptors, not one {type(descs).__name__}")
+    descs = tuple(descs)
+    if not descs:
+        raise ValueError("compile_batch: the list of descriptors is empty; a batch needs at least one")
+    problems, plans = [], []
+    for i, desc in enumerate(descs):
+        if not isinstance(desc, _OperatorDesc):
+            problems.append(f"descs[{i}] is a {type(desc).__name__}, not an operator descriptor")
+            continue
+        plans.append(desc.to_plan())
+        if not isinstance(plans[-1], CopyPlan):
+            problems.append(f"descs[{i}] is {desc.NAME}, not a strided copy (Slice, Slice1, Split or Join)")
+    if problems:
+        raise TypeError(f"compile_batch: {'; '.join(problems)}")
+    return CompiledBatch(descs, plans, device)
 
 
 provide("compile", CompiledOperator)

@@ -87,6 +87,23 @@ def share_an_element(a, b) -> bool:
     return bool(np.shares_memory(_header(_BASE + a[0], *a[1:]), _header(_BASE + b[0], *b[1:]), max_work=None))
 
 
+def outputs_meet(lows, highs, first_output) -> bool:
+    """Whether the extent ``[low, high)`` of any output (those from ``first_output`` on) meets
+    another output's or an input's; inputs may meet each other. Vectorised: outputs sorted by
+    address, and each output against the union of the inputs' extents (an input meets output
+    ``k`` iff among the inputs starting before ``k`` ends, the furthest end passes its start)."""
+    out_lows, out_highs = lows[first_output:], highs[first_output:]
+    order = np.argsort(out_lows)
+    if np.any(out_lows[order][1:] < np.maximum.accumulate(out_highs[order])[:-1]):
+        return True
+    if not first_output:
+        return False
+    order = np.argsort(lows[:first_output])
+    in_lows, furthest = lows[:first_output][order], np.maximum.accumulate(highs[:first_output][order])
+    before = np.searchsorted(in_lows, out_highs, side="left") - 1
+    return bool(np.any((before >= 0) & (furthest[np.maximum(before, 0)] > out_lows)))
+
+
 def pairs_sharing_elements(lows, highs, tensor, candidates) -> list[tuple[int, int]]:
     """Pairs ``(j, k)``, ``j < k``, of tensors that share a byte, among those where
     ``candidates(j, k)`` is true.

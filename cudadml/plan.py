@@ -7,6 +7,10 @@ Two forms:
   per output, JOIN one per input.
 * ``SliceGradPlan``: for each output-gradient element, the input-gradient element it receives
   if the forward slice read it, else 0.
+* ``WindowPlan`` and ``WindowGradPlan``: many windows of one array (``slice1_batch``) and their
+  gradient. The plan fixes what every call shares (sizes, output layout, number of windows);
+  where each window lies comes with each call as a table (input 1), since windows change
+  from call to call (random crops) while the compiled plan stays.
 
 Each is simplified before execution: size-1 dimensions dropped, dimensions that are contiguous
 on both sides merged, and (copies) dimensions ordered and flipped so the output is walked
@@ -17,7 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CopyJob", "CopyPlan", "SliceGradPlan"]
+import numpy as np
+
+__all__ = ["CopyJob", "CopyPlan", "SliceGradPlan", "WindowGradPlan", "WindowPlan"]
 
 
 @dataclass(frozen=True)
@@ -179,6 +185,59 @@ class SliceGradPlan:
         ).simplified()
 
 
+@dataclass(frozen=True)
+class WindowPlan:
+    """``num_windows`` copies of the box ``sizes``: window ``n`` writes output element
+    ``n * out_window + sum c_i * out_strides_i`` from input element ``offset_n + sum c_i *
+    stride_n,i``, where input 1 (the table) holds ``num_windows`` rows of ``1 + len(sizes)``
+    int64: ``offset_n`` and the signed strides ``stride_n,i``. The innermost output stride is 1;
+    ``in_span`` bounds the elements between any two that a window reads."""
+
+    element_size: int
+    sizes: tuple[int, ...]
+    out_strides: tuple[int, ...]
+    out_window: int
+    num_windows: int
+    in_span: int
+
+    @property
+    def output_bytes(self) -> int:
+        n = self.element_size * self.num_windows
+        for s in self.sizes:
+            n *= s
+        return n
+
+
+@dataclass(frozen=True)
+class WindowGradPlan:
+    """The gradient of windows: input-gradient element ``x`` (over ``sizes``, ``out_strides``)
+    receives the sum, in window order, of the output-gradient elements of the windows that
+    read ``x``, and 0 where none did. Input 1 (the table) holds per window its output
+    gradient's first element and, per dimension, ``(start, count, dy_stride, step)`` with
+    ``step > 0`` (``kernels.grad_window_dtype``). ``per_sample``: dimension 0 of ``sizes`` is
+    the window index, and only that window is asked. ``kind``: how elements add (the kernels'
+    ``GradKind``): ``element_size`` moves words (at most one window per element), ``10 + size``
+    wraps integers, ``20 + size`` adds floats (half: into a float32 output)."""
+
+    kind: int
+    sizes: tuple[int, ...]
+    out_strides: tuple[int, ...]
+    per_sample: bool
+    num_windows: int
+
+    @property
+    def element_size(self) -> int:
+        """Bytes of an output element (a float for a half's sum)."""
+        return 4 if self.kind == 22 else self.kind % 10
+
+    @property
+    def output_bytes(self) -> int:
+        n = self.element_size
+        for s in self.sizes:
+            n *= s
+        return n
+
+
 def plan_slice(element_size, windows, in_strides, out_strides) -> CopyPlan:
     """SLICE and SLICE1: ``out[c] = in[start + step * c]`` with ``(start, step, count)`` per
     dimension in ``windows``."""
@@ -201,6 +260,33 @@ def plan_slice_grad(element_size, sizes, out_strides, windows, in_strides) -> Sl
     return SliceGradPlan(
         element_size, tuple(sizes), tuple(out_strides), starts, steps, counts, tuple(in_strides)
     ).simplified()
+
+
+def plan_windows(element_size, offsets, steps, counts, out_strides, out_window, in_span):
+    """``slice1_batch``'s windows of one box ``counts``: window ``n`` reads input element
+    ``offsets[n] + sum c_i * steps[n, i]`` (``steps``: signed element strides, ``(N, d)``) and
+    writes output element ``n * out_window + sum c_i * out_strides[i]``. Returns the
+    ``WindowPlan`` and its table, with size-1 dimensions dropped and dimensions merged where
+    every window and the output are contiguous across them (so the table is per call, the
+    plan the same for every call of the same sizes and layouts)."""
+    steps = np.asarray(steps, np.int64)
+    dims: list[tuple[int, np.ndarray, int]] = []  # (count, steps of every window, output stride)
+    for i, count in enumerate(counts):
+        if count == 1:
+            continue
+        column = steps[:, i]
+        if dims and dims[-1][2] == out_strides[i] * count and np.array_equal(dims[-1][1], column * count):
+            dims[-1] = (dims[-1][0] * count, column, out_strides[i])
+            continue
+        dims.append((count, column, out_strides[i]))
+    if not dims:  # windows of one element
+        dims.append((1, np.ones(len(steps), np.int64), 1))
+    table = np.empty((len(steps), 1 + len(dims)), np.int64)
+    table[:, 0] = offsets
+    for k, (_, column, _) in enumerate(dims):
+        table[:, 1 + k] = column
+    sizes, out = tuple(d[0] for d in dims), tuple(d[2] for d in dims)
+    return WindowPlan(element_size, sizes, out, out_window, len(steps), in_span), table
 
 
 def plan_split(element_size, input_sizes, output_sizes, axis, in_strides, out_strides_list) -> CopyPlan:

@@ -15,6 +15,8 @@ Adapters for other array libraries run their operations here on views of their a
 
 from __future__ import annotations
 
+import collections
+import functools
 import operator
 import sys
 import threading
@@ -22,10 +24,13 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .bindings import check_element_dtype
-from .calls import Call, common_dtype
+from ._memory import address_of
+from .backends import backend_for, kernels
+from .bindings import Bindings, Slot, check_element_dtype, check_layout
+from .calls import Call, Slice1Batch, Slice1BatchGrad, common_dtype
 from .compiled import CompiledOperator
 from .errors import BindingError
+from .plan import CopyJob, CopyPlan, WindowGradPlan, plan_windows
 from .tensor import MAX_DIMENSIONS, packed_strides
 
 __all__ = ["CACHE_BYTES", "PLAIN", "describe", "run"]
@@ -183,6 +188,9 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
     the list of results (``outs`` itself where given)."""
     if chunks is not None:
         raise TypeError(f"{operation.function}: chunks= is for Dask arrays; this call has none")
+    batch = _BATCHES.get(type(operation))
+    if batch is not None:
+        return batch(operation, inputs, outs, stream)
     x = inputs[0]
     dtype = x.dtype
     if operation.directml_types is False and dtype.itemsize == 16:
@@ -403,3 +411,227 @@ def _on_words(operation, inputs, outs, stream):
                 raise TypeError(f"{name}: out has dtype {o.dtype}; the result has dtype {dtype}")
     results = run(operation.words(), [_words(x) for x in inputs], outs and [_words(o) for o in outs], stream)
     return outs if outs is not None else [_elements(r, dtype) for r in results]
+
+
+# ---- many windows -------------------------------------------------------------------------------
+# slice1_batch and its gradient: the windows come as a table with each call (``plan``'s
+# WindowPlan, WindowGradPlan), so what is compiled and cached is keyed by the sizes and
+# layouts alone (``_windows_entry``), and a new set of windows costs a table, not a compile.
+
+
+class _WindowsEntry:
+    """The binding rules and each backend's launches for one plan on arrays of given layouts."""
+
+    __slots__ = ("bindings", "plan", "prepared")
+
+    def __init__(self, name, itemsize, in_views, out_views, plan, device):
+        in_slots = [Slot(f"inputs[{k}]", itemsize, *v) for k, v in enumerate(in_views)]
+        out_slots = [Slot(f"outputs[{k}]", s, *v) for k, (s, *v) in enumerate(out_views)]
+        check_layout(out_slots, name)
+        self.bindings = Bindings(name, in_slots, out_slots, device)
+        self.plan, self.prepared = plan, {}
+
+    def run(self, inputs, outputs, table, new_outputs, stream):
+        """Check the bindings, then run with ``table`` (a NumPy array) as the plan's input 1."""
+        kind, addresses, owners, address_bits = self.bindings.bind(inputs, outputs, True, new_outputs)
+        backend = backend_for(kind)
+        prepared = self.prepared.get(backend)
+        if prepared is None:
+            slots = self.bindings.out_slots
+            prepared = self.prepared[backend] = backend.prepare(self.plan, [(s.low, s.high) for s in slots])
+        if kind == "numpy":
+            table_address = table.ctypes.data
+        elif table.size:
+            with sys.modules["cupy"].cuda.Device(outputs[0].data.device_id):
+                table = _on_device(table, stream)
+            table_address = table.data.ptr
+        else:  # a plan of copy jobs reads no table
+            table_address = 0
+        ins = [addresses[0][0], table_address, *addresses[0][1:]]
+        backend.run(
+            prepared, (ins, addresses[1]), ([owners[0][0], table, *owners[0][1:]], owners[1]), stream, address_bits
+        )
+
+
+_windows_entries = functools.lru_cache(maxsize=256)(_WindowsEntry)
+#: Pinned host copies of window tables, each with the event after the copy that reads it:
+#: kept until the copy is done (a pageable copy would wait for all the stream's work first).
+_staged = collections.deque()
+
+
+def _on_device(table, stream):
+    """A device copy of the NumPy array ``table``, made on ``stream`` (the current one when
+    None) from pinned memory, so the host goes on at once."""
+    cupy = sys.modules["cupy"]
+    while _staged and _staged[0][0].done:
+        _staged.popleft()
+    stream = stream or cupy.cuda.get_current_stream()
+    with stream:
+        device = cupy.empty(table.shape, table.dtype)
+    pinned = cupy.cuda.alloc_pinned_memory(table.nbytes)
+    np.frombuffer(pinned, table.dtype, table.size)[...] = table.ravel()
+    cupy.cuda.runtime.memcpyAsync(device.data.ptr, pinned.ptr, table.nbytes, 1, stream.ptr)  # 1: host to device
+    event = cupy.cuda.Event(block=False, disable_timing=True)
+    event.record(stream)
+    _staged.append((event, pinned))
+    return device
+
+
+def _view(a, itemsize):
+    return a.shape, tuple(s // itemsize for s in a.strides)
+
+
+def _misaligned(arrays, itemsize) -> bool:
+    return any(address_of(a) % itemsize for a in arrays)
+
+
+def _run_windows(operation, inputs, outs, stream):
+    """``slice1_batch`` on a NumPy or CuPy array."""
+    name, (x,) = operation.NAME, inputs
+    dtype, e = x.dtype, x.itemsize
+    shapes = operation.shapes(dtype, x.shape)
+    if e == 16:  # as pairs of 8-byte words (directml_types=False)
+        _check_words_rank(operation, x.shape[operation.per_sample :])
+        words = np.dtype(np.uint64)
+        results = _run_windows(operation.words(), [_pairs(x, words)], outs and [_pairs(outs[0], words)], stream)
+        return outs if outs is not None else [_elements(r, dtype) for r in results]
+    kind = "numpy" if isinstance(x, np.ndarray) else "cupy"
+    device = None if kind == "numpy" else x.data.device_id
+    xs = tuple(s // e for s in x.strides)
+    window_strides = xs[1:] if operation.per_sample else xs
+    offsets, sizes, strides = operation.offsets, operation.sizes, operation.strides
+    n = len(offsets)
+    starts = np.where(strides < 0, offsets + sizes - 1, offsets) @ np.array(window_strides, np.int64)
+    if operation.per_sample:
+        starts = starts + np.arange(n, dtype=np.int64) * xs[0]
+    steps = np.broadcast_to(strides * np.array(window_strides, np.int64), offsets.shape)
+    in_span = sum((m - 1) * abs(s) for m, s in zip(x.shape, xs))
+    if not operation.shared:
+        if outs is not None:
+            raise TypeError(f"{name}: out= takes one array, for windows of one size; per-window sizes give new arrays")
+        return _run_window_jobs(name, x, starts, steps, shapes, stream, device)
+    new = outs is None
+    out = _empty(kind, shapes[0], dtype) if new else outs[0]
+    if not new:
+        _result_view(name, 0, (out.shape, out.strides, out.dtype), shapes[0], dtype)
+    if n == 0:
+        return [out]
+    os = tuple(s // e for s in out.strides)
+    plan, table = plan_windows(e, starts, steps, shapes[0][1:], os[1:], os[0], in_span)
+    if plan.out_strides[-1] != 1 or _misaligned((x, out), e):
+        jobs = [
+            CopyJob(0, 0, plan.sizes, tuple(r[1:]), plan.out_strides, int(r[0]), k * os[0]) for k, r in enumerate(table)
+        ]
+        plan = CopyPlan(e, tuple(j.simplified() for j in jobs))
+        table = np.empty(0, np.int64)
+    entry = _windows_entries(name, e, (_view(x, e),), ((e, *_view(out, e)),), plan, device)
+    entry.run([x], [out], table, new, stream)
+    return [out]
+
+
+def _run_window_jobs(name, x, starts, steps, shapes, stream, device):
+    """Windows of sizes of their own: a copy job per window into one allocation (``split``'s)."""
+    e, kind = x.itemsize, "numpy" if isinstance(x, np.ndarray) else "cupy"
+    offsets, total = [], 0
+    for s in shapes:
+        offsets.append(total)
+        total += -(-int(np.prod(s)) * e // _PART_ALIGNMENT) * _PART_ALIGNMENT
+    buffer = _empty(kind, (total // e,), x.dtype)
+    jobs = tuple(
+        CopyJob(0, 0, s, tuple(map(int, st)), packed_strides(s), int(o), at // e)
+        for s, st, o, at in zip(shapes, steps, starts, offsets)
+    )
+    if jobs:
+        plan = CopyPlan(e, tuple(j.simplified() for j in jobs))
+        entry = _WindowsEntry(name, e, (_view(x, e),), ((e, *_view(buffer, e)),), plan, device)
+        entry.run([x], [buffer], np.empty(0, np.int64), True, stream)
+    entry_like = _Entry(None, tuple(shapes), offsets=tuple(offsets), total=total)
+    return _parts(kind, buffer, entry_like, x.dtype)
+
+
+def _sum_kind(name, dtype, per_sample):
+    """How ``window_grad`` combines gradients of ``dtype`` (``plan.WindowGradPlan.kind``), and
+    the real dtype complex numbers are summed as (pairs of it), or None."""
+    if per_sample:  # one window per element: moved, not added
+        return dtype.itemsize if dtype.itemsize <= 8 else 8, None if dtype.itemsize <= 8 else np.dtype(np.uint64)
+    if dtype.kind == "c":
+        real = np.dtype(dtype.char.lower())
+        return 20 + real.itemsize, real
+    if dtype.kind == "f" and dtype.itemsize in (2, 4, 8):
+        return 20 + dtype.itemsize, None
+    if dtype.kind in "iu":
+        return 10 + dtype.itemsize, None
+    raise TypeError(
+        f"{name}: overlapping windows' gradients are added, which needs a float, complex or integer dtype, "
+        f"not {dtype} (per_sample=True moves any dtype)"
+    )
+
+
+def _pairs(a, real):
+    """``a``'s elements as pairs of ``real`` words: a view with a trailing axis of 2."""
+    if isinstance(a, np.ndarray):
+        return a[..., None].view(real)
+    cupy = sys.modules["cupy"]
+    return cupy.ndarray((*a.shape, 2), real, memptr=a.data, strides=(*a.strides, real.itemsize))
+
+
+def _run_window_grad(operation, inputs, outs, stream):
+    """``slice1_batch_grad`` on NumPy or CuPy gradients (one array, or one per window)."""
+    name, dy0, shape = operation.NAME, inputs[0], operation.input_shape
+    dtype = dy0.dtype
+    counts = operation.check(dtype, shape)
+    operation.check_gradients(counts, [a.shape for a in inputs])
+    kind = "numpy" if isinstance(dy0, np.ndarray) else "cupy"
+    device = None if kind == "numpy" else dy0.data.device_id
+    sum_kind, real = _sum_kind(name, dtype, operation.per_sample)
+    new = outs is None
+    out = _empty(kind, shape, dtype) if new else outs[0]
+    if not new:
+        _result_view(name, 0, (out.shape, out.strides, out.dtype), shape, dtype)
+    if out.size == 0:
+        return [out]
+    if real is not None:  # complex numbers add as pairs of reals; 16-byte words move as pairs
+        _check_words_rank(operation, shape)
+        inputs, out_words = [_pairs(a, real) for a in inputs], _pairs(out, real)
+    else:
+        out_words = out
+    e = inputs[0].itemsize
+    in_views = tuple(_view(a, e) for a in inputs)
+    target = out_words
+    if sum_kind == 22:  # halves are summed as floats and rounded once, into out afterwards
+        target = _empty(kind, out_words.shape, np.float32)
+        if not new:  # out's rules all the same
+            _windows_entries(name, e, in_views, ((e, *_view(out, e)),), None, device).bindings.bind(inputs, [out])
+    offsets, sizes, strides = operation.offsets, operation.sizes, operation.strides
+    n, d = offsets.shape
+    starts = np.where(strides < 0, offsets + sizes - 1, offsets)
+    counts = np.broadcast_to(counts, (n, d))
+    steps = np.broadcast_to(strides, (n, d))
+    if operation.shared:
+        dy_strides = np.array([s // e for s in inputs[0].strides], np.int64)
+        dy_offsets, dy_strides = (
+            np.arange(n, dtype=np.int64) * dy_strides[0],
+            np.broadcast_to(dy_strides[1:], (n, len(dy_strides) - 1)),
+        )
+    else:
+        base = address_of(inputs[0])
+        dy_offsets = np.array([(address_of(a) - base) // e for a in inputs], np.int64)
+        dy_strides = np.array([[s // e for s in a.strides] for a in inputs], np.int64).reshape(n, -1)
+    if real is not None:  # one more, innermost, dimension: the pair
+        starts, steps = np.c_[starts, np.zeros(n, np.int64)], np.c_[steps, np.ones(n, np.int64)]
+        counts = np.c_[counts, np.full(n, 2, np.int64)]
+    table = kernels.grad_window_table(dy_offsets, starts, steps, counts, dy_strides)
+    out_view = _view(target, target.itemsize)
+    plan = WindowGradPlan(sum_kind, target.shape, out_view[1], operation.per_sample, n)
+    entry = _windows_entries(name, e, in_views, ((target.itemsize, *out_view),), plan, device)
+    entry.run(inputs, [target], table, new or target is not out_words, stream)
+    if target is not out_words:
+        if kind == "cupy" and stream is not None:
+            with stream:
+                out[...] = target.astype(dtype)
+        else:
+            out[...] = target.astype(dtype)
+    return [out]
+
+
+_BATCHES = {Slice1Batch: _run_windows, Slice1BatchGrad: _run_window_grad}

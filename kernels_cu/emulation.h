@@ -2,12 +2,12 @@
 // kernels_cu/ sources compile with the system C++ compiler and run thread by thread.
 //
 // Provides: threadIdx, blockIdx, blockDim, gridDim; __global__, __device__, __forceinline__,
-// __launch_bounds__, __grid_constant__; uint4 and make_uint4; __ldg, __umulhi, __umul64hi
-// and __funnelshift_r with CUDA's definitions; store (common.cuh's, checked: CUDADML_EMULATED
-// tells common.cuh not to define its plain one); cudadml_launch, the launch loop; and a
-// record of the first fault (an __ldg that is misaligned or outside the inputs, a store that
-// is misaligned or outside the outputs), which a GPU would report as an illegal or
-// misaligned address.
+// __launch_bounds__, __grid_constant__; uint4 and make_uint4; __ldg, __umulhi, __umul64hi,
+// __funnelshift_r, __byte_perm, __uint_as_float and __float_as_uint with CUDA's definitions;
+// store (common.cuh's, checked: CUDADML_EMULATED tells common.cuh not to define its plain
+// one); cudadml_launch, the launch loop; and a record of the first fault (an __ldg that is
+// misaligned or outside the inputs, a store that is misaligned or outside the outputs), which
+// a GPU would report as an illegal or misaligned address.
 // Deliberately absent: __syncthreads, __shared__, warp intrinsics and atomics. Threads run
 // one after another to completion, which is a valid schedule only for kernels without them,
 // so a kernel that starts using one fails to build here rather than run unfaithfully.
@@ -103,6 +103,26 @@ inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b)
 // The low 32 bits of hi:lo shifted right by shift & 31.
 inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned shift) {
     return (unsigned)((((unsigned long long)hi << 32) | lo) >> (shift & 31));
+}
+
+// Byte k of the result is byte (selector >> 4k) & 7 of lo:hi (selectors without the sign mode).
+inline unsigned __byte_perm(unsigned lo, unsigned hi, unsigned selector) {
+    const unsigned long long bytes = ((unsigned long long)hi << 32) | lo;
+    unsigned result = 0;
+    for (int k = 0; k < 4; ++k) result |= (unsigned)((bytes >> (8 * ((selector >> (4 * k)) & 7))) & 0xff) << (8 * k);
+    return result;
+}
+
+inline float __uint_as_float(unsigned u) {
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+inline unsigned __float_as_uint(float f) {
+    unsigned u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
 }
 
 // The parameter type of a kernel, as the launcher receives it: void(P) -> P.

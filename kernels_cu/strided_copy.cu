@@ -121,61 +121,6 @@ gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
     }
 }
 
-// Bytes [s, s + 16) of the 32 bytes x:y (little-endian), for s = 4q + r/8 with r in {0, 8, 16, 24}.
-__device__ __forceinline__ uint4 bytes_from(uint4 x, uint4 y, int q, unsigned r) {
-    // Words q .. q+4 of x:y chosen by selects, not a branch: neighbouring rows differ in q,
-    // and a branch would serialise a warp that spans them.
-    const unsigned a0 = q < 2 ? (q == 0 ? x.x : x.y) : (q == 2 ? x.z : x.w);
-    const unsigned a1 = q < 2 ? (q == 0 ? x.y : x.z) : (q == 2 ? x.w : y.x);
-    const unsigned a2 = q < 2 ? (q == 0 ? x.z : x.w) : (q == 2 ? y.x : y.y);
-    const unsigned a3 = q < 2 ? (q == 0 ? x.w : y.x) : (q == 2 ? y.y : y.z);
-    const unsigned a4 = q < 2 ? (q == 0 ? y.x : y.y) : (q == 2 ? y.z : y.w);
-    return make_uint4(__funnelshift_r(a0, a1, r), __funnelshift_r(a1, a2, r), __funnelshift_r(a2, a3, r),
-                      __funnelshift_r(a3, a4, r));
-}
-
-// The 16 bytes from p on, through the aligned 16-byte word(s) that hold them (two loads and a
-// shift where p is not aligned), when those words lie inside [lo, hi); else false.
-__device__ __forceinline__ bool load_aligned(const unsigned char* p, const unsigned char* lo, const unsigned char* hi,
-                                             uint4& v) {
-    const int mis = (int)(reinterpret_cast<u64>(p) & 15);
-    const unsigned char* w = p - mis;
-    if (w < lo || w + (mis ? 32 : 16) > hi) return false;
-    const uint4 x = __ldg(reinterpret_cast<const uint4*>(w));
-    if (mis == 0) {
-        v = x;
-    } else {
-        const uint4 y = __ldg(reinterpret_cast<const uint4*>(w + 16));
-        v = bytes_from(x, y, mis >> 2, (unsigned)(mis & 3) * 8u);
-    }
-    return true;
-}
-
-// 16 bytes at p, which lie inside the row [lo, hi). Reads only bytes of the row.
-__device__ __forceinline__ uint4 load16(const unsigned char* p, const unsigned char* lo, const unsigned char* hi) {
-    uint4 v;
-    if (load_aligned(p, lo, hi, v)) return v;
-    // Near the row's ends: the widest loads p's alignment allows.
-    const int mis = (int)(reinterpret_cast<u64>(p) & 15);
-    unsigned* out = reinterpret_cast<unsigned*>(&v);
-    if ((mis & 3) == 0) {
-        const unsigned* q = reinterpret_cast<const unsigned*>(p);
-#pragma unroll
-        for (int k = 0; k < 4; ++k) out[k] = __ldg(q + k);
-    } else if ((mis & 1) == 0) {
-        const unsigned short* q = reinterpret_cast<const unsigned short*>(p);
-#pragma unroll
-        for (int k = 0; k < 4; ++k) out[k] = (unsigned)__ldg(q + 2 * k) | ((unsigned)__ldg(q + 2 * k + 1) << 16);
-    } else {
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-            out[k] = (unsigned)__ldg(p + 4 * k) | ((unsigned)__ldg(p + 4 * k + 1) << 8) |
-                     ((unsigned)__ldg(p + 4 * k + 2) << 16) | ((unsigned)__ldg(p + 4 * k + 3) << 24);
-        }
-    }
-    return v;
-}
-
 template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_rows(const __grid_constant__ CopyBatch<I, R, J> batch) {

@@ -16,6 +16,7 @@ import pytest
 
 import cudadml as cd
 from cudadml import TensorDataType as T
+from cudadml import overlap
 from cudadml.testing import POISON, TensorBuffer, aligned_empty, random_array
 
 F32 = T.FLOAT32
@@ -544,3 +545,17 @@ def test_output_total_size_reaching_into_input_shares_no_element():
     assert_same_bits(raw[48:64].view(np.float32).reshape(1, 1, 2, 2), slice_expected(x)[0])
     assert_same_bits(raw[64:128].view(np.float32).reshape(x.shape), x)
     assert np.all(raw[:48] == POISON) and np.all(raw[128:] == POISON)
+
+
+def test_outputs_meet_agrees_with_every_pair(rng):
+    """The vectorised extent check of many bindings against the pairwise rule: an output's
+    extent may meet no other binding's; inputs may meet each other."""
+    for _ in range(3000):
+        n = int(rng.integers(1, 9))
+        first_output = int(rng.integers(0, n + 1))
+        lows = rng.integers(0, 60, n)
+        highs = lows + rng.integers(1, 12, n)
+        expected = any(
+            lows[j] < highs[k] and lows[k] < highs[j] for k in range(first_output, n) for j in range(n) if j != k
+        )
+        assert overlap.outputs_meet(lows, highs, first_output) == expected

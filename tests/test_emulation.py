@@ -128,6 +128,10 @@ REGISTER_LIMITS = {
     ("gather_flat", "long long"): 56,  # today 56: 9 blocks, 56%
     ("slice_grad", "int"): 32,  # today 32: 16 blocks, 100%
     ("slice_grad", "long long"): 64,  # today 58: 8 blocks, 50%
+    ("gather_windows", "int"): 40,  # today 36: 12 blocks, 75%
+    ("gather_windows", "long long"): 48,  # today 44: 10 blocks, 62%
+    ("window_grad", "int"): 32,  # today 32: 16 blocks, 100%
+    ("window_grad", "long long"): 48,  # today 48: 10 blocks, 62%
 }
 
 

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from ..plan import CopyPlan, SliceGradPlan
+from ..plan import CopyPlan, SliceGradPlan, WindowGradPlan, WindowPlan
 
 # The launch shape, measured on the H100 over every benchmark case (benchmarks/README.md):
 # small blocks of two items per thread put more independent blocks on each SM than 256 x 4
@@ -89,7 +89,12 @@ _SOURCES = {
     "gather_rows": "strided_copy.cu",
     "gather_flat": "strided_copy.cu",
     "slice_grad": "slice_grad.cu",
+    "gather_windows": "windows.cu",
+    "window_grad": "windows.cu",
 }
+#: window_grad's kinds (windows.cu's GradKind): words moved (per sample), integers wrapped,
+#: floats added.
+MOVE_KINDS, SUM_KINDS = (1, 2, 4, 8), (11, 12, 14, 18, 22, 24, 28)
 #: The launch shape reaches the kernels from here (common.cuh refuses to compile without it),
 #: so the grid sizes and the kernels' indexing cannot disagree.
 DEFINES = (f"-DCUDADML_BLOCK={BLOCK}", f"-DCUDADML_ITEMS={ITEMS}")
@@ -226,6 +231,78 @@ def grad_params_dtype(index_type, rank):
         ],
         align=True,
     )
+
+
+def window_params_dtype(index_type, rank):
+    i = np.dtype(index_type)
+    return np.dtype(
+        [
+            ("src", np.uint64),
+            ("dst", np.uint64),
+            ("table", np.uint64),
+            ("dst_window", np.int64),
+            ("count", i),
+            ("row", i),
+            ("sizes", divider_dtype(i), (rank,)),
+            ("dst_strides", i, (rank,)),
+            ("blocks", divider_dtype(np.int32)),
+        ],
+        align=True,
+    )
+
+
+def window_grad_params_dtype(index_type, rank):
+    i = np.dtype(index_type)
+    return np.dtype(
+        [
+            ("src", np.uint64),
+            ("dst", np.uint64),
+            ("table", np.uint64),
+            ("count", i),
+            ("sizes", divider_dtype(i), (rank,)),
+            ("dst_strides", i, (rank,)),
+            ("windows", np.int32),
+        ],
+        align=True,
+    )
+
+
+def grad_window_dtype(rank):
+    """windows.cu's ``GradWindow<rank>``: one row of a ``WindowGradPlan``'s table."""
+    dim = np.dtype(
+        [
+            ("start", np.int64),
+            ("count", np.int64),
+            ("dy_stride", np.int64),
+            ("step", np.int64),
+            ("magic64", np.uint64),
+            ("magic32", np.uint32),
+            ("shift", np.uint32),
+        ],
+        align=True,
+    )
+    return np.dtype([("dy_offset", np.int64), ("dims", dim, (rank,))], align=True)
+
+
+def grad_window_table(dy_offsets, starts, steps, counts, dy_strides):
+    """The table of a ``WindowGradPlan``: per window ``n`` (rows of the ``(N, D)`` arrays),
+    dimension ``d``, the output gradient's element ``c`` was read from input coordinate
+    ``starts + steps * c`` (``steps`` signed, never 0), ``0 <= c < counts``, and lies at
+    ``dy_offsets[n] + sum c * dy_strides``. Negative steps are walked from the other end."""
+    starts, steps, counts, dy_strides = (np.asarray(a, np.int64) for a in (starts, steps, counts, dy_strides))
+    n, rank = steps.shape
+    table = np.zeros(n, grad_window_dtype(rank))
+    back = steps < 0
+    table["dy_offset"] = dy_offsets + np.where(back, dy_strides * (counts - 1), 0).sum(axis=1)
+    dims = table["dims"]
+    dims["start"] = np.where(back, starts + steps * (counts - 1), starts)
+    dims["count"], dims["dy_stride"] = counts, np.where(back, -dy_strides, dy_strides)
+    dims["step"] = step = np.abs(steps)
+    for d in np.unique(step):  # few distinct steps: the magic of each, for both index widths
+        at = step == d
+        dims["magic64"][at], shift = fast_division(int(d), 64)
+        dims["magic32"][at], dims["shift"][at] = fast_division(int(d), 32)[0], shift
+    return table
 
 
 def fast_division(d: int, bits: int = 32) -> tuple[int, int]:
@@ -467,12 +544,48 @@ def _grad_launch(plan: SliceGradPlan) -> Launch:
     return Launch(kernel_name("slice_grad", e, vector, index_type, rank), _blocks(count), params, slots)
 
 
+def _window_launch(plan: WindowPlan) -> Launch:
+    e, rank = plan.element_size, len(plan.sizes)
+    sizes = (*plan.sizes[:-1], -(-plan.sizes[-1] * e // CHUNK) + 1)  # any alignment of a row's start
+    count = math.prod(sizes)
+    out_span = sum((n - 1) * abs(s) for n, s in zip(plan.sizes, plan.out_strides))
+    wide = max(plan.in_span * e, out_span * e) + e >= 2**31 or count + BLOCK * ITEMS >= 2**31
+    index_type = np.int64 if wide else np.int32
+    params = np.zeros((), window_params_dtype(index_type, rank))
+    params["dst_window"], params["count"], params["row"] = plan.out_window, count, plan.sizes[-1]
+    set_dividers(params["sizes"], sizes)
+    params["dst_strides"] = plan.out_strides
+    blocks = _blocks(count)
+    set_dividers(params["blocks"][None], [blocks])
+    fields = params.dtype.fields
+    slots = [(fields["src"][1], 0, 0, 0), (fields["table"][1], 0, 1, 0), (fields["dst"][1], 1, 0, 0)]
+    grid = plan.num_windows * blocks
+    return Launch(kernel_name("gather_windows", e, index_type, rank), grid, params, slots)
+
+
+def _window_grad_launch(plan: WindowGradPlan) -> Launch:
+    rank, count = len(plan.sizes), math.prod(plan.sizes)
+    index_type = _index_type(plan.element_size, count, list(zip(plan.sizes, plan.out_strides)))
+    params = np.zeros((), window_grad_params_dtype(index_type, rank))
+    params["count"], params["windows"] = count, plan.num_windows
+    set_dividers(params["sizes"], plan.sizes)
+    params["dst_strides"] = plan.out_strides
+    fields = params.dtype.fields
+    slots = [(fields["src"][1], 0, 0, 0), (fields["table"][1], 0, 1, 0), (fields["dst"][1], 1, 0, 0)]
+    name = kernel_name("window_grad", plan.kind, index_type, rank, int(plan.per_sample))
+    return Launch(name, _blocks(count), params, slots)
+
+
 def prepare(plan) -> tuple[Launch, ...]:
     """The launches that run ``plan`` (several only for batches past the largest capacity)."""
     if isinstance(plan, CopyPlan):
         return tuple(_copy_launches(plan))
     if isinstance(plan, SliceGradPlan):
         return (_grad_launch(plan),)
+    if isinstance(plan, WindowPlan):
+        return (_window_launch(plan),) if plan.num_windows else ()
+    if isinstance(plan, WindowGradPlan):
+        return (_window_grad_launch(plan),) if math.prod(plan.sizes) else ()
     raise TypeError(f"unknown plan {type(plan).__name__}")
 
 
@@ -487,7 +600,7 @@ def run(launches, inputs, outputs, stream=None) -> None:
 
 def all_kernel_names() -> dict[str, list[str]]:
     """Every specialisation the plans can ask for, by source file."""
-    names: dict[str, list[str]] = {"strided_copy.cu": [], "slice_grad.cu": []}
+    names: dict[str, list[str]] = {"strided_copy.cu": [], "slice_grad.cu": [], "windows.cu": []}
     for e in (1, 2, 4, 8):
         for index_type in (np.int32, np.int64):
             for rank in range(1, MAX_RANK + 1):
@@ -497,4 +610,11 @@ def all_kernel_names() -> dict[str, list[str]]:
                             names["strided_copy.cu"].append(kernel_name(family, e, index_type, rank, capacity))
                 for vector in sorted({1, CHUNK // e}):
                     names["slice_grad.cu"].append(kernel_name("slice_grad", e, vector, index_type, rank))
+                names["windows.cu"].append(kernel_name("gather_windows", e, index_type, rank))
+    for index_type in (np.int32, np.int64):
+        for rank in range(1, MAX_RANK + 1):
+            for kind in SUM_KINDS:
+                names["windows.cu"].append(kernel_name("window_grad", kind, index_type, rank, 0))
+            for kind in MOVE_KINDS if rank > 1 else ():  # a sample's window has rank - 1 dimensions
+                names["windows.cu"].append(kernel_name("window_grad", kind, index_type, rank, 1))
     return names
