@@ -597,6 +597,10 @@ class Slice1Batch(NamedTuple):
         """Whether every window has one size (one result array), or each its own (a list)."""
         return self.sizes.ndim == 1
 
+    @property
+    def MANY_RESULTS(self) -> bool:  # noqa: N802 (as the class attribute of the other operations)
+        return not self.shared
+
     def check(self, dtype, shape) -> np.ndarray:
         """Every window against SLICE1's rules on ``x`` of ``shape``; the elements each takes
         per dimension, ``(N, d)`` (``DescriptorError`` naming the windows that break a rule)."""
@@ -614,19 +618,20 @@ class Slice1Batch(NamedTuple):
             return np.zeros((0, d), np.int64)
         huge = object in (offsets.dtype, sizes.dtype, strides.dtype)  # a value past int64
         ends = np.array(bounds, object if huge else np.int64)
-        magnitudes = np.abs(strides)
+        smallest, largest = (int(strides.min()), int(strides.max())) if not huge else (0, 0)
         if (  # reductions first: the common case, every window valid, in a few microseconds
             huge
-            or offsets.min() < 0
-            or sizes.min() < 1
-            or magnitudes.min() == 0
-            or magnitudes.max() > INT32_MAX
-            or (offsets + sizes > ends).any()
+            or int(offsets.min()) < 0
+            or int(sizes.min()) < 1
+            or smallest < INT32_MIN
+            or largest > INT32_MAX
+            or np.count_nonzero(strides) != strides.size
+            or (offsets.max(axis=0) + sizes > ends).any()
         ):
             row = (sizes < 1) | (strides == 0) | (strides < INT32_MIN) | (strides > INT32_MAX)
             bad = (offsets < 0) | (offsets + sizes > ends) | row
             self._refuse(t, bounds, np.flatnonzero(np.broadcast_to(bad, (n, d)).any(axis=1)))
-        counts = sizes if magnitudes.max() == 1 else 1 + (sizes - 1) // magnitudes
+        counts = sizes if smallest >= -1 and largest <= 1 else 1 + (sizes - 1) // np.abs(strides)
         counts = np.broadcast_to(counts, (n, d))
         if self.shared and self.strides.ndim == 2 and n and (counts != counts[0]).any():
             k = int(np.flatnonzero((counts != counts[0]).any(axis=1))[0])

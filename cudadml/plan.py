@@ -190,15 +190,27 @@ class WindowPlan:
     """``num_windows`` copies of the box ``sizes``: window ``n`` writes output element
     ``n * out_window + sum c_i * out_strides_i`` from input element ``offset_n + sum c_i *
     stride_n,i``, where input 1 (the table) holds ``num_windows`` rows of ``1 + len(sizes)``
-    int64: ``offset_n`` and the signed strides ``stride_n,i``. The innermost output stride is 1;
-    ``in_span`` bounds the elements between any two that a window reads."""
+    int64: ``offset_n`` and the signed strides ``stride_n,i``. The input's elements lie
+    between element offsets ``in_low`` and ``in_high`` (inclusive) from its element 0. The
+    kernels take windows whose output is packed (``packed``); the others run as copy jobs."""
 
     element_size: int
     sizes: tuple[int, ...]
     out_strides: tuple[int, ...]
     out_window: int
     num_windows: int
-    in_span: int
+    in_low: int
+    in_high: int
+
+    @property
+    def packed(self) -> bool:
+        """Whether each window's output is one run of elements, in order."""
+        expected = 1
+        for n, stride in zip(reversed(self.sizes), reversed(self.out_strides)):
+            if stride != expected:
+                return False
+            expected *= n
+        return True
 
     @property
     def output_bytes(self) -> int:
@@ -262,10 +274,11 @@ def plan_slice_grad(element_size, sizes, out_strides, windows, in_strides) -> Sl
     ).simplified()
 
 
-def plan_windows(element_size, offsets, steps, counts, out_strides, out_window, in_span):
+def plan_windows(element_size, offsets, steps, counts, out_strides, out_window, in_extent):
     """``slice1_batch``'s windows of one box ``counts``: window ``n`` reads input element
     ``offsets[n] + sum c_i * steps[n, i]`` (``steps``: signed element strides, ``(N, d)``) and
-    writes output element ``n * out_window + sum c_i * out_strides[i]``. Returns the
+    writes output element ``n * out_window + sum c_i * out_strides[i]``; ``in_extent``: the
+    input's ``(in_low, in_high)`` (``WindowPlan``). Returns the
     ``WindowPlan`` and its table, with size-1 dimensions dropped and dimensions merged where
     every window and the output are contiguous across them (so the table is per call, the
     plan the same for every call of the same sizes and layouts)."""
@@ -286,7 +299,7 @@ def plan_windows(element_size, offsets, steps, counts, out_strides, out_window, 
     for k, (_, column, _) in enumerate(dims):
         table[:, 1 + k] = column
     sizes, out = tuple(d[0] for d in dims), tuple(d[2] for d in dims)
-    return WindowPlan(element_size, sizes, out, out_window, len(steps), in_span), table
+    return WindowPlan(element_size, sizes, out, out_window, len(steps), *in_extent), table
 
 
 def plan_split(element_size, input_sizes, output_sizes, axis, in_strides, out_strides_list) -> CopyPlan:

@@ -440,41 +440,61 @@ class _WindowsEntry:
             slots = self.bindings.out_slots
             prepared = self.prepared[backend] = backend.prepare(self.plan, [(s.low, s.high) for s in slots])
         if kind == "numpy":
-            table_address = table.ctypes.data
+            table_address, done = table.ctypes.data, None
         elif table.size:
-            with sys.modules["cupy"].cuda.Device(outputs[0].data.device_id):
-                table = _on_device(table, stream)
+            cupy = sys.modules["cupy"]
+            with cupy.cuda.Device(outputs[0].data.device_id):
+                stream = stream or cupy.cuda.get_current_stream()
+                table, done = _on_device(table, stream)
             table_address = table.data.ptr
         else:  # a plan of copy jobs reads no table
-            table_address = 0
+            table_address, done = 0, None
         ins = [addresses[0][0], table_address, *addresses[0][1:]]
         backend.run(
             prepared, (ins, addresses[1]), ([owners[0][0], table, *owners[0][1:]], owners[1]), stream, address_bits
         )
+        if done is not None:
+            done(stream)
 
 
 _windows_entries = functools.lru_cache(maxsize=256)(_WindowsEntry)
-#: Pinned host copies of window tables, each with the event after the copy that reads it:
-#: kept until the copy is done (a pageable copy would wait for all the stream's work first).
+#: Per device, the stream that window tables travel on, beside the caller's: the copy runs
+#: while the GPU finishes earlier work, instead of after it.
+_table_streams: dict = {}
+#: ``(event, pinned host copy, device copy)`` of tables that a launch may still read, until
+#: the event after that launch completes: neither memory is handed out again before.
 _staged = collections.deque()
+_staged_lock = threading.Lock()
 
 
 def _on_device(table, stream):
-    """A device copy of the NumPy array ``table``, made on ``stream`` (the current one when
-    None) from pinned memory, so the host goes on at once."""
+    """A device copy of the NumPy array ``table`` for a launch on ``stream`` (on the current
+    device): copied from pinned memory on the device's table stream, which ``stream`` then
+    waits for. Returns the copy and ``done(stream)``, to be called after the launch."""
     cupy = sys.modules["cupy"]
-    while _staged and _staged[0][0].done:
-        _staged.popleft()
-    stream = stream or cupy.cuda.get_current_stream()
-    with stream:
+    with _staged_lock:  # threads share it: each entry leaves once, when its launch is done
+        while _staged and _staged[0][0].done:
+            _staged.popleft()
+    device_id = cupy.cuda.Device().id
+    side = _table_streams.get(device_id)
+    if side is None:
+        side = _table_streams.setdefault(device_id, cupy.cuda.Stream(non_blocking=True))
+    with side:
         device = cupy.empty(table.shape, table.dtype)
     pinned = cupy.cuda.alloc_pinned_memory(table.nbytes)
     np.frombuffer(pinned, table.dtype, table.size)[...] = table.ravel()
-    cupy.cuda.runtime.memcpyAsync(device.data.ptr, pinned.ptr, table.nbytes, 1, stream.ptr)  # 1: host to device
-    event = cupy.cuda.Event(block=False, disable_timing=True)
-    event.record(stream)
-    _staged.append((event, pinned))
-    return device
+    cupy.cuda.runtime.memcpyAsync(device.data.ptr, pinned.ptr, table.nbytes, 1, side.ptr)  # 1: host to device
+    copied = cupy.cuda.Event(block=False, disable_timing=True)
+    copied.record(side)
+    stream.wait_event(copied)
+
+    def done(stream):
+        launched = cupy.cuda.Event(block=False, disable_timing=True)
+        launched.record(stream)
+        with _staged_lock:
+            _staged.append((launched, pinned, device))
+
+    return device, done
 
 
 def _view(a, itemsize):
@@ -501,11 +521,17 @@ def _run_windows(operation, inputs, outs, stream):
     window_strides = xs[1:] if operation.per_sample else xs
     offsets, sizes, strides = operation.offsets, operation.sizes, operation.strides
     n = len(offsets)
-    starts = np.where(strides < 0, offsets + sizes - 1, offsets) @ np.array(window_strides, np.int64)
+    element_strides = np.array(window_strides, np.int64)
+    starts = offsets @ element_strides
+    if int(strides.min()) < 0:  # a negative stride reads its window from the end
+        starts += ((strides < 0) * (sizes - 1)) @ element_strides
     if operation.per_sample:
         starts = starts + np.arange(n, dtype=np.int64) * xs[0]
-    steps = np.broadcast_to(strides * np.array(window_strides, np.int64), offsets.shape)
-    in_span = sum((m - 1) * abs(s) for m, s in zip(x.shape, xs))
+    steps = np.broadcast_to(strides * element_strides, offsets.shape)
+    in_extent = (
+        sum((m - 1) * s for m, s in zip(x.shape, xs) if s < 0),
+        sum((m - 1) * s for m, s in zip(x.shape, xs) if s > 0),
+    )
     if not operation.shared:
         if outs is not None:
             raise TypeError(f"{name}: out= takes one array, for windows of one size; per-window sizes give new arrays")
@@ -517,8 +543,8 @@ def _run_windows(operation, inputs, outs, stream):
     if n == 0:
         return [out]
     os = tuple(s // e for s in out.strides)
-    plan, table = plan_windows(e, starts, steps, shapes[0][1:], os[1:], os[0], in_span)
-    if plan.out_strides[-1] != 1 or _misaligned((x, out), e):
+    plan, table = plan_windows(e, starts, steps, shapes[0][1:], os[1:], os[0], in_extent)
+    if not plan.packed or _misaligned((x, out), e):
         jobs = [
             CopyJob(0, 0, plan.sizes, tuple(r[1:]), plan.out_strides, int(r[0]), k * os[0]) for k, r in enumerate(table)
         ]

@@ -196,34 +196,6 @@ __device__ __forceinline__ I row_sources(const CopyJob<I, R>& job, I r, I& next)
     return s;
 }
 
-// The 16 bytes from p on, read as the two aligned 16-byte words around them when both lie in
-// [lo, hi); else only bytes [from, to) of them, element by element (the rest are 0).
-template <int E>
-__device__ __forceinline__ uint4 load_run(const unsigned char* p, const unsigned char* lo, const unsigned char* hi,
-                                          int from, int to) {
-    typedef typename Word<E>::type W;
-    uint4 v;
-    if (load_aligned(p, lo, hi, v)) return v;
-    unsigned words[4] = {0, 0, 0, 0};
-#pragma unroll
-    for (int q = 0; q < 16; q += E) {
-        if (q >= from && q < to) put_lane(words, q, __ldg(reinterpret_cast<const W*>(p + q)));
-    }
-    return make_uint4(words[0], words[1], words[2], words[3]);
-}
-
-// Bytes [0, n) of a and [n, 16) of b.
-__device__ __forceinline__ uint4 merge_at(uint4 a, uint4 b, int n) {
-    unsigned m[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-        const int c = n - 4 * k;
-        m[k] = c >= 4 ? 0xffffffffu : (c <= 0 ? 0u : 0xffffffffu >> (32 - 8 * c));
-    }
-    return make_uint4((a.x & m[0]) | (b.x & ~m[0]), (a.y & m[1]) | (b.y & ~m[1]), (a.z & m[2]) | (b.z & ~m[2]),
-                      (a.w & m[3]) | (b.w & ~m[3]));
-}
-
 template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_flat(const __grid_constant__ CopyBatch<I, R, J> batch) {

@@ -3,10 +3,11 @@
 // Entry points (templates, instantiated by name from Python):
 //   gather_windows<E, I, R>       window n of N copies the box `sizes` from the input, starting
 //                                 at element table[n].offset with signed element strides
-//                                 table[n].strides, to output element n * dst_window, rows
-//                                 contiguous in the output; one 16-byte-aligned output chunk
-//                                 of a row per work item, loaded as 16 bytes where the window
-//                                 reads its row forwards or backwards (stride 1 or -1).
+//                                 table[n].strides, to its packed output at element
+//                                 n * dst_window; one 16-byte-aligned chunk of a window's output
+//                                 per work item (as strided_copy.cu's gather_flat), loaded 16
+//                                 bytes at a time where the window reads its rows forwards or
+//                                 backwards (stride 1 or -1).
 //   window_grad<K, I, R, S>       every element x of the input gradient (the box `sizes`)
 //                                 receives the sum, in window order, of the output gradient's
 //                                 elements whose window read x: no zero-fill pass, no atomics,
@@ -29,10 +30,11 @@ struct WindowParams {
     u64 src, dst;            // input element 0; output element 0
     u64 table;               // N rows of R + 1 long longs: a window's first element, its strides
     long long dst_window;    // output elements from one window's first element to the next's
-    I count;                 // work items per window: output row chunks
-    I row;                   // elements per row (the box's innermost size)
-    Divider<I> sizes[R];     // the box; innermost: chunks per row
-    I dst_strides[R];        // in elements; the innermost is 1
+    I count;                 // work items per window: 16-byte chunks of its output (packed)
+    I bytes;                 // output bytes of a window
+    I src_low, src_high;     // the input's elements lie in [src + src_low, src + src_high):
+                             // aligned loads stay inside them
+    Divider<I> sizes[R];     // the box; the innermost in bytes
     Divider<int> blocks;     // blocks per window
 };
 
@@ -47,6 +49,39 @@ __device__ __forceinline__ uint4 reversed(uint4 v) {
                       __byte_perm(v.x, 0, order));
 }
 
+// load_run for a row read backwards: lane q (byte q of the result) holds the element at p - q,
+// from the aligned words around [p - 16 + E, p + E) when they lie in [lo, hi), else only lanes
+// [from, to), element by element (the rest are 0).
+template <int E>
+__device__ __forceinline__ uint4 load_reversed(const unsigned char* p, const unsigned char* lo,
+                                               const unsigned char* hi, int from, int to) {
+    typedef typename Word<E>::type W;
+    uint4 v;
+    if (load_aligned(p - (16 - E), lo, hi, v)) return reversed<E>(v);
+    unsigned words[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int q = 0; q < 16; q += E) {
+        if (q >= from && q < to) put_lane(words, q, __ldg(reinterpret_cast<const W*>(p - q)));
+    }
+    return make_uint4(words[0], words[1], words[2], words[3]);
+}
+
+// The first element of output row r (over sizes[0 .. R-2]) as an element offset from the
+// window's first, and that of row r + 1 in next (as strided_copy.cu's row_sources).
+template <typename I, int R>
+__device__ __forceinline__ I window_rows(const Divider<I>* sizes, const I* strides, I r, I& next) {
+    I s = 0;
+    next = 0;
+    bool carry = true;
+    for_each_coordinate<R - 1>(sizes, r, [&](int d, I c) {
+        s += c * strides[d];
+        I c_next = carry ? c + 1 : c;
+        carry = carry && c_next == sizes[d].d;
+        next += (carry ? 0 : c_next) * strides[d];
+    });
+    return s;
+}
+
 template <int E, typename I, int R>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_windows(const __grid_constant__ WindowParams<I, R> p) {
@@ -55,65 +90,72 @@ gather_windows(const __grid_constant__ WindowParams<I, R> p) {
     const int n = p.blocks.divmod((int)blockIdx.x, local);
     // The window's row of the table: every thread of the block reads the same words (cached).
     const long long* row = reinterpret_cast<const long long*>(p.table) + (long long)n * (R + 1);
-    const unsigned char* src = reinterpret_cast<const unsigned char*>(p.src) + __ldg(row) * E;
-    unsigned char* dst = reinterpret_cast<unsigned char*>(p.dst) + n * p.dst_window * E;
+    const unsigned char* src = reinterpret_cast<const unsigned char*>(p.src);
+    const unsigned char* lo_bound = src + p.src_low;
+    const unsigned char* hi_bound = src + p.src_high;
+    src += __ldg(row) * E;
     I strides[R];  // read once: every item of the thread uses them
 #pragma unroll
-    for (int dim = 0; dim < R; ++dim) strides[dim] = (I)__ldg(row + 1 + dim);
+    for (int d = 0; d < R; ++d) strides[d] = (I)__ldg(row + 1 + d);
     const I inner = strides[R - 1];
-    const I row_bytes = p.row * (I)E;
+    const Divider<I>& row_bytes = p.sizes[R - 1];
+    // Rows of 16 bytes or more read forwards or backwards: each full chunk takes its bytes from
+    // at most two rows, loaded 16 at a time. Others go element by element.
+    const bool runs = row_bytes.d >= 16 && (inner == 1 || inner == -1);
+    // Chunk c is the c-th 16-byte-aligned block of addresses from the window's first output
+    // byte on, cut to the window's output; the host gives ceil(bytes / 16) + 1 chunks, enough
+    // for any alignment, so the last may be empty.
+    const u64 dst = p.dst + (u64)(n * p.dst_window * E);
+    const I head = (I)(dst & 15);
+    unsigned char* first_chunk = reinterpret_cast<unsigned char*>(dst - (u64)head);
     const I base = (I)local * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
     uint4 value[CUDADML_ITEMS];
-    uint4* target[CUDADML_ITEMS];
-    // Full chunks: every load before any store, so ITEMS reads are in flight at once.
+    bool full[CUDADML_ITEMS];
+    // Full chunks: every load before any store, so ITEMS chunks are in flight at once.
 #pragma unroll
     for (int k = 0; k < CUDADML_ITEMS; ++k) {
-        target[k] = nullptr;
+        full[k] = false;
         const I idx = base + (I)k * CUDADML_BLOCK;
         if (idx >= p.count) continue;
-        I s = 0, d = 0, chunk = 0;
-        for_each_coordinate<R>(p.sizes, idx, [&](int dim, I c) {
-            if (dim == R - 1) {
-                chunk = c;
-                return;
-            }
-            s += c * strides[dim];
-            d += c * p.dst_strides[dim];
-        });
-        unsigned char* dst_row = dst + d * (I)E;
-        // Chunk c is the c-th 16-byte-aligned block of output addresses from the row's first
-        // one, cut to the row; the host gives each row ceil(bytes / 16) + 1 chunks.
-        const u64 row_start = reinterpret_cast<u64>(dst_row);
-        const u64 row_end = row_start + (u64)row_bytes;
-        u64 lo = (row_start & ~(u64)15) + 16 * (u64)chunk;
-        u64 hi = lo + 16;
-        if (lo < row_start) lo = row_start;
-        if (hi > row_end) hi = row_end;
+        const I start = idx * 16 - head;  // output byte offset of the chunk's first byte
+        const I lo = start < 0 ? 0 : start;
+        const I hi = start + 16 > p.bytes ? p.bytes : start + 16;
         if (lo >= hi) continue;
-        const I first = (I)((lo - row_start) / E);  // the chunk's first element in the row
-        if (hi - lo == 16 && (inner == 1 || inner == -1)) {
-            // The row's elements lie in [low, low + row_bytes): loads stay inside them.
-            const unsigned char* low = src + (inner == 1 ? s : s - (p.row - 1)) * (I)E;
+        if (runs && hi - lo == 16) {
+            // Bytes [0, m) from row r, the rest from row r + 1.
+            I w;
+            const I r = row_bytes.divmod(lo, w);
+            const int m = row_bytes.d - w < 16 ? (int)(row_bytes.d - w) : 16;
+            I next;
+            const I s = window_rows<I, R>(p.sizes, strides, r, next);
             if (inner == 1) {
-                value[k] = load16(src + (s + first) * (I)E, low, low + row_bytes);
-            } else {  // elements first .. first + 16/E - 1 are read from s - first down
-                const unsigned char* from = src + (s - first - (16 / E - 1)) * (I)E;
-                value[k] = reversed<E>(load16(from, low, low + row_bytes));
+                value[k] = load_run<E>(src + s * (I)E + w, lo_bound, hi_bound, 0, m);
+                if (m < 16) {  // where byte 0 would be if row r + 1 began m bytes earlier
+                    value[k] = merge_at(value[k], load_run<E>(src + next * (I)E - m, lo_bound, hi_bound, m, 16), m);
+                }
+            } else {  // output byte w of row r is read at s - w / E elements
+                value[k] = load_reversed<E>(src + (s * (I)E - w), lo_bound, hi_bound, 0, m);
+                if (m < 16) {
+                    const unsigned char* q = src + (next * (I)E + m);
+                    value[k] = merge_at(value[k], load_reversed<E>(q, lo_bound, hi_bound, m, 16), m);
+                }
             }
-            target[k] = reinterpret_cast<uint4*>(lo);
+            full[k] = true;
         } else {
-            // A partial chunk at a row end, or a window that steps through its rows: by element.
-            for (u64 a = lo; a < hi; a += E) {
-                const I c = first + (I)((a - lo) / E);
+            // A partial chunk at an end of the window's output, or short or stepped rows.
+            for (I a = lo; a < hi; a += E) {
+                I w, next;
+                const I r = row_bytes.divmod(a, w);
+                const I s = window_rows<I, R>(p.sizes, strides, r, next) + w / E * inner;
                 // The load before the store's address, as an assignment orders them.
-                const W v = __ldg(reinterpret_cast<const W*>(src + (s + c * inner) * (I)E));
-                store(reinterpret_cast<W*>(a), v);
+                const W v = __ldg(reinterpret_cast<const W*>(src + s * (I)E));
+                store(reinterpret_cast<W*>(first_chunk + head + a), v);
             }
         }
     }
 #pragma unroll
     for (int k = 0; k < CUDADML_ITEMS; ++k) {
-        if (target[k] != nullptr) store(target[k], value[k]);
+        if (full[k]) store(reinterpret_cast<uint4*>(first_chunk + 16 * (base + (I)k * CUDADML_BLOCK)), value[k]);
     }
 }
 

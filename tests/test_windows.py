@@ -121,15 +121,22 @@ def test_windows_of_their_own_sizes_give_one_array_each(xp, rng, dtype):
             assert g.shape == w.shape and to_host(g).tobytes() == np.ascontiguousarray(w).tobytes()
 
 
-def test_crops_with_per_sample_flips(xp, rng):
-    """The pipeline case: random crops of a batch of images, each flipped or not."""
-    images = random_array((6, 3, 20, 24), np.uint8, rng)
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("width", [16, 21, 37])
+def test_crops_with_per_sample_flips(xp, rng, dtype, width):
+    """The pipeline case: random crops of a batch of images, each flipped or not; rows of any
+    length, so 16-byte chunks straddle rows read forwards and backwards."""
+    images = random_array((6, 3, 20, 48), dtype, rng)
     n = len(images)
-    offsets = np.c_[np.zeros(n, int), rng.integers(0, 5, n), rng.integers(0, 9, n)]
+    offsets = np.c_[np.zeros(n, int), rng.integers(0, 5, n), rng.integers(0, 49 - width, n)]
     strides = np.c_[np.ones(n, int), np.ones(n, int), rng.choice([1, -1], n)]
-    got = cd.slice1_batch(xp.asarray(images), offsets, (3, 16, 16), strides, per_sample=True)
-    want = [im[:, o[1] : o[1] + 16, o[2] : o[2] + 16][..., :: s[2]] for im, o, s in zip(images, offsets, strides)]
+    got = cd.slice1_batch(xp.asarray(images), offsets, (3, 16, width), strides, per_sample=True)
+    want = [im[:, o[1] : o[1] + 16, o[2] : o[2] + width][..., :: s[2]] for im, o, s in zip(images, offsets, strides)]
     assert to_host(got).tobytes() == np.stack(want).tobytes()
+    out, buffer = poisoned(xp, (n, 3, 16, width), dtype)  # an output at an odd element address
+    cd.slice1_batch(xp.asarray(images), offsets, (3, 16, width), strides, per_sample=True, out=out)
+    assert to_host(out).tobytes() == np.stack(want).tobytes()
+    assert_canaries(buffer)
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64, np.int32])
@@ -335,10 +342,10 @@ def test_new_windows_reuse_the_compiled_launch(rng):
 
 
 def test_windows_of_one_size_are_one_launch():
-    plan = WindowPlan(1, (3, 224, 224), (50176, 224, 1), 150528, 256, 3 * 256 * 256)
+    plan = WindowPlan(1, (3, 224, 224), (50176, 224, 1), 150528, 256, 0, 256 * 3 * 256 * 256 - 1)
     (launch,) = kernels.prepare(plan)
     assert launch.name == "gather_windows<1, int, 3>"
-    assert launch.grid == 256 * -(-3 * 224 * 15 // (kernels.BLOCK * kernels.ITEMS))
+    assert launch.grid == 256 * -(-(150528 // 16 + 1) // (kernels.BLOCK * kernels.ITEMS))
 
 
 def test_threads_share_the_compiled_launches(rng):
@@ -356,3 +363,67 @@ def test_threads_share_the_compiled_launches(rng):
         t.join()
     for (offsets, strides), got in zip(windows, results):
         assert got.tobytes() == np.stack(forward_oracle(x, offsets, (16, 16), strides, False)).tobytes()
+
+
+# ---- PyTorch ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def device(request):
+    pytest.importorskip("torch")
+    return request.param
+
+
+def test_tensors_with_autograd(device, rng):
+    torch = pytest.importorskip("torch")
+    x = torch.randn(4, 6, 7, dtype=torch.float64, device=device, requires_grad=True)
+    offsets = torch.as_tensor(rng.integers(0, 3, (4, 2)), device=device)  # windows as tensors, too
+    strides = rng.choice([1, -1], (4, 2))
+    y = cd.slice1_batch(x, offsets, (3, 4), strides, per_sample=True)
+    assert type(y) is torch.Tensor and y.device == x.device and y.grad_fn.name() == "Slice1BatchBackward"
+    want = forward_oracle(x.detach().cpu().numpy(), offsets.cpu().numpy(), (3, 4), strides, True)
+    assert y.detach().cpu().numpy().tobytes() == np.stack(want).tobytes()
+    assert torch.autograd.gradcheck(lambda t: cd.slice1_batch(t, offsets, (3, 4), strides, per_sample=True), (x,))
+    assert torch.autograd.gradgradcheck(lambda t: cd.slice1_batch(t, offsets, (3, 4), strides, per_sample=True), (x,))
+    # Overlapping windows of one tensor, each of its own size: the gradient sums them.
+    z = torch.randn(6, 7, dtype=torch.float64, device=device, requires_grad=True)
+    offsets, sizes = rng.integers(0, 3, (5, 2)), rng.integers(1, 4, (5, 2))
+    strides = rng.choice([1, -1, 2], (5, 2))
+    parts = cd.slice1_batch(z, offsets, sizes, strides)
+    assert isinstance(parts, list) and len(parts) == 5
+
+    def windows(t):
+        return tuple(cd.slice1_batch(t, offsets, sizes, strides))
+
+    assert torch.autograd.gradcheck(windows, (z,)) and torch.autograd.gradgradcheck(windows, (z,))
+
+
+def test_the_gradient_of_tensors_equals_autograd_of_a_loop(device, rng):
+    torch = pytest.importorskip("torch")
+    x = torch.randn(3, 20, 24, dtype=torch.float32, device=device, requires_grad=True)
+    offsets = np.c_[np.zeros(16, int), rng.integers(0, 5, 16), rng.integers(0, 9, 16)]
+    flips = rng.choice([1, -1], 16)
+    strides = np.c_[np.ones(16, int), np.ones(16, int), flips]
+    dy = torch.randn(16, 3, 16, 16, device=device)
+    (ours,) = torch.autograd.grad(cd.slice1_batch(x, offsets, (3, 16, 16), strides), x, dy)
+    loop = [x[:, o[1] : o[1] + 16, o[2] : o[2] + 16] for o in offsets]
+    loop = torch.stack([w.flip(-1) if f < 0 else w for w, f in zip(loop, flips)])
+    (theirs,) = torch.autograd.grad(loop, x, dy)
+    torch.testing.assert_close(ours, theirs)  # sums in another order: equal to rounding
+
+
+def test_tensors_under_torch_compile_run_between_graphs():
+    """No operator (windows are data): compiled code runs the call eagerly, a graph break;
+    functorch transforms, which need one, are refused with a message."""
+    torch = pytest.importorskip("torch")
+    x = torch.randn(4, 4, requires_grad=True)
+
+    def f(t):
+        return cd.slice1_batch(t, [[0, 0], [1, 1]], (2, 2), [1, -1]) * 2
+
+    y = torch.compile(f, backend="eager")(x)
+    assert torch.equal(y, f(x))
+    y.sum().backward()
+    assert torch.equal(x.grad, torch.tensor([[2.0, 2, 0, 0], [2, 4, 2, 0], [0, 2, 2, 0], [0, 0, 0, 0]]))
+    with pytest.raises(TypeError, match="slice1_batch: has no torch operator"):
+        torch.func.vmap(lambda t: cd.slice1_batch(t, [[0, 0]], (2, 2)))(torch.randn(3, 4, 4))

@@ -242,9 +242,10 @@ def window_params_dtype(index_type, rank):
             ("table", np.uint64),
             ("dst_window", np.int64),
             ("count", i),
-            ("row", i),
+            ("bytes", i),
+            ("src_low", i),
+            ("src_high", i),
             ("sizes", divider_dtype(i), (rank,)),
-            ("dst_strides", i, (rank,)),
             ("blocks", divider_dtype(np.int32)),
         ],
         align=True,
@@ -546,15 +547,16 @@ def _grad_launch(plan: SliceGradPlan) -> Launch:
 
 def _window_launch(plan: WindowPlan) -> Launch:
     e, rank = plan.element_size, len(plan.sizes)
-    sizes = (*plan.sizes[:-1], -(-plan.sizes[-1] * e // CHUNK) + 1)  # any alignment of a row's start
-    count = math.prod(sizes)
-    out_span = sum((n - 1) * abs(s) for n, s in zip(plan.sizes, plan.out_strides))
-    wide = max(plan.in_span * e, out_span * e) + e >= 2**31 or count + BLOCK * ITEMS >= 2**31
+    sizes = (*plan.sizes[:-1], plan.sizes[-1] * e)  # the innermost in bytes
+    nbytes = math.prod(plan.sizes) * e
+    count = -(-nbytes // CHUNK) + 1  # enough for any alignment of the window's output
+    span = (plan.in_high - plan.in_low + 1) * e
+    wide = max(span, nbytes + CHUNK, count + BLOCK * ITEMS) >= 2**31
     index_type = np.int64 if wide else np.int32
     params = np.zeros((), window_params_dtype(index_type, rank))
-    params["dst_window"], params["count"], params["row"] = plan.out_window, count, plan.sizes[-1]
+    params["dst_window"], params["count"], params["bytes"] = plan.out_window, count, nbytes
+    params["src_low"], params["src_high"] = plan.in_low * e, (plan.in_high + 1) * e
     set_dividers(params["sizes"], sizes)
-    params["dst_strides"] = plan.out_strides
     blocks = _blocks(count)
     set_dividers(params["blocks"][None], [blocks])
     fields = params.dtype.fields

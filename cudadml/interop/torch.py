@@ -67,12 +67,22 @@ class TorchAdapter:
                 "leave out= out, or run under torch.no_grad()"
             )
         if _watched(inputs, outs):
+            if isinstance(operation, _BATCHES):
+                if torch.compiler.is_compiling():  # no operator: it runs eagerly, between graphs
+                    return _between_graphs(self, operation, inputs, outs, stream)
+                raise TypeError(
+                    f"{operation.function}: has no torch operator (its windows are data, not a schema's integer "
+                    "lists), so it cannot run under functorch transforms, dispatch modes or tensor subclasses"
+                )
             if stream is not None:
                 raise TypeError(
                     f"{operation.function}: stream= cannot be traced or transformed; leave it out (the call runs "
                     "on the current torch stream) or call outside torch.compile, export and functorch transforms"
                 )
             return _call_operator(operation, inputs, outs)
+        return self.eager(operation, inputs, outs, stream)
+
+    def eager(self, operation, inputs, outs, stream):
         if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
             result = _FUNCTIONS[operation.function].apply(operation, stream, *inputs)
             return list(result) if isinstance(result, tuple) else [result]
@@ -80,6 +90,7 @@ class TorchAdapter:
 
 
 ADAPTER = TorchAdapter()
+_between_graphs = torch.compiler.disable(TorchAdapter.eager)
 
 
 def _run(operation, inputs, outs=None, stream=None):
@@ -448,6 +459,11 @@ def _gradient(op, shapes, grads):
     if isinstance(op, calls.Join):
         sizes = [s[op.axis] for s in shapes]
         return calls.Split.of(grads[0].shape, sizes, op.axis, directml_types=flag), grads
+    if isinstance(op, calls.Slice1Batch):
+        level = calls.options(None, flag)[0]
+        return calls.Slice1BatchGrad(shapes[0], *op._replace(feature_level=level)), grads
+    if isinstance(op, calls.Slice1BatchGrad):
+        return op.windows()._replace(feature_level=calls.options(None, flag)[0]), grads
     newest = calls.options(None, flag)
     index = op.windows, op.result_shape, op.axis_map
     if isinstance(op, calls.StridedSlice):
@@ -457,5 +473,16 @@ def _gradient(op, shapes, grads):
 
 _FUNCTIONS = {
     name: type("".join(w.capitalize() for w in name.split("_")), (_Function,), {"__module__": __name__})
-    for name in ("slice", "slice1", "slice_grad", "split", "join", "strided_slice", "strided_slice_grad")
+    for name in (
+        "slice",
+        "slice1",
+        "slice_grad",
+        "split",
+        "join",
+        "strided_slice",
+        "strided_slice_grad",
+        "slice1_batch",
+        "slice1_batch_grad",
+    )
 }
+_BATCHES = (calls.Slice1Batch, calls.Slice1BatchGrad)
