@@ -341,6 +341,14 @@ CASES = [
     ),
     windows_grad_case("gradient of 256 per-sample crops f32", (256, 3, 256, 256), np.float32, 256, (3, 224, 224), True),
     windows_grad_case(
+        "gradient of 4096 overlapping ROIs 3x32x32 of one 3x1024x1024 f32",
+        (3, 1024, 1024),
+        np.float32,
+        4096,
+        (3, 32, 32),
+        False,
+    ),
+    windows_grad_case(
         "gradient of 64 overlapping crops 3x224x224 of 3x256x256 f32",
         (3, 256, 256),
         np.float32,

@@ -598,7 +598,8 @@ class Slice1Batch(NamedTuple):
         return self.sizes.ndim == 1
 
     @property
-    def MANY_RESULTS(self) -> bool:  # noqa: N802 (as the class attribute of the other operations)
+    def MANY_RESULTS(self) -> bool:
+        """As the other operations' class attribute: whether the call gives a list."""
         return not self.shared
 
     def check(self, dtype, shape) -> np.ndarray:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import arrays
-from .calls import Join, Slice, Slice1, SliceGrad, Split, StridedSlice, StridedSliceGrad
+from .calls import Join, Slice, Slice1, Slice1Batch, Slice1BatchGrad, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from .compiled import CompiledOperator
 from .errors import int_tuple
 from .hooks import provide
@@ -36,6 +36,8 @@ __all__ = ["Explanation", "explain"]
 
 #: Most 2-D slices, rows and columns drawn; the rest is cut, and the picture says so.
 MAX_SLICES, MAX_ROWS, MAX_COLUMNS = 8, 24, 24
+#: Of many windows (``slice1_batch``): most outlines drawn, and most windows listed in the text.
+MAX_OUTLINES, MAX_LISTED = 24, 8
 #: Part colours (ColorBrewer Set3), repeating after ten parts.
 PALETTE = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd")
 _READ = "#cfe3ff"
@@ -57,6 +59,23 @@ class _Grid:
     steps: dict[int, int] = dataclasses.field(default_factory=dict)
 
 
+@dataclasses.dataclass
+class _Outlines:
+    """The windows outlined in a picture of many windows: per 2-D slice drawn (`_layout`'s
+    ``leads``), ``(window, (first row, last row), (first column, last column), (rows flipped,
+    columns flipped))`` of each window outlined there, clipped to the cells drawn; and how many
+    outlines were left out (past ``MAX_OUTLINES``) and how many windows read no cell drawn."""
+
+    boxes: list[list[tuple[int, tuple[int, int], tuple[int, int], tuple[bool, bool]]]]
+    left_out: int
+    unseen: int
+
+    @property
+    def cut(self) -> list[str]:
+        """What the text says was left out (it outlines nothing, so only the windows unseen)."""
+        return [f"{self.unseen} windows read no cell drawn"] if self.unseen else []
+
+
 class Explanation:
     """A picture of what an operator does, made by `explain`.
 
@@ -75,6 +94,9 @@ class Explanation:
         For SPLIT and JOIN, the name of each part (its colour's key).
     outline : bool, default False
         Whether to outline the marked cells of each slice (the window of a slice).
+    outlines : _Outlines, optional
+        For many windows (``slice1_batch``), the windows to outline, number and give arrows
+        where they flip a drawn axis.
 
     Examples
     --------
@@ -89,8 +111,17 @@ class Explanation:
     1  0 1 1
     """
 
-    def __init__(self, title: str, grid: _Grid, legend: list[str], parts: list[str] | None = None, outline=False):
+    def __init__(
+        self,
+        title: str,
+        grid: _Grid,
+        legend: list[str],
+        parts: list[str] | None = None,
+        outline=False,
+        outlines: _Outlines | None = None,
+    ):
         self.title, self.grid, self.legend, self.parts, self.outline = title, grid, legend, parts or [], outline
+        self.outlines = outlines
 
     def _slices(self):
         """``(caption, rows)`` per 2-D slice drawn; a row is a list of ``(label, part, kind)``
@@ -150,7 +181,7 @@ class Explanation:
             for r, row in enumerate(rows):
                 cells = " ".join(f"{label:>{width}}" for label, _, _ in row)
                 lines.append(f"{r:<{margin}}{cells}".rstrip())
-        return "\n".join(lines + cut)
+        return "\n".join(lines + cut + (self.outlines.cut if self.outlines else []))
 
     def _repr_html_(self) -> str:
         return self.svg
@@ -174,7 +205,7 @@ class Explanation:
                 y += 20
         n = len(self.grid.sizes)
         row_step, column_step = self.grid.steps.get(n - 2), self.grid.steps.get(n - 1)
-        for caption, rows in slices:
+        for s, (caption, rows) in enumerate(slices):
             if caption:
                 out.append(_text(4, y + 14, caption, "start"))
                 y += 20
@@ -195,11 +226,17 @@ class Explanation:
                         out.append(_text(left + _CELL / 2, top + _CELL / 2 + 4, label))
             box = _bounding_box(rows) if self.outline else None
             if box:
-                (r0, r1), (c0, c1) = box
-                out.append(
-                    f'<rect x="{x0 + c0 * _CELL}" y="{y0 + r0 * _CELL}" width="{(c1 - c0 + 1) * _CELL}" '
-                    f'height="{(r1 - r0 + 1) * _CELL}" fill="none" stroke="{_INK}" stroke-width="2"/>'
-                )
+                out.append(_box(x0, y0, *box))
+            for k, (r0, r1), (c0, c1), (up, leftwards) in self.outlines.boxes[s] if self.outlines else ():
+                # A window: its outline, its number in the top left corner, and an arrow along
+                # each drawn axis it reads backwards (up the right edge, left along the bottom).
+                left, top, far, low = x0 + c0 * _CELL, y0 + r0 * _CELL, x0 + (c1 + 1) * _CELL, y0 + (r1 + 1) * _CELL
+                out.append(_box(x0, y0, (r0, r1), (c0, c1)))
+                out.append(_text(left + 3, top + 10, k, "start", fill=_INK, **{"font-size": 10, "font-weight": "bold"}))
+                if up:
+                    out.append(_arrow(far - 5, low - 4, far - 5, top + 12))
+                if leftwards:
+                    out.append(_arrow(far - 4, low - 5, left + 4, low - 5))
             # Arrows in the direction each drawn axis is read: up or left where the step is negative.
             if row_step and len(rows) > 1:
                 ends = (y0 + 4, bottom - 4) if row_step > 0 else (bottom - 4, y0 + 4)
@@ -208,6 +245,10 @@ class Explanation:
                 ends = (x0 + 4, right - 4) if column_step > 0 else (right - 4, x0 + 4)
                 out.append(_arrow(ends[0], bottom + 8, ends[1], bottom + 8))
             width, y = max(width, right + 24), bottom + 22
+        if self.outlines:
+            cut = cut + self.outlines.cut
+            if self.outlines.left_out:
+                cut.append(f"{self.outlines.left_out} more window outlines not drawn (at most {MAX_OUTLINES})")
         for line in cut:
             out.append(_text(4, y + 4, line, "start", **{"font-style": "italic"}))
             width, y = max(width, _CHAR * len(line) + 8), y + 18
@@ -230,6 +271,16 @@ def _arrow(x1, y1, x2, y2):
     return (
         f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="{_INK}" stroke-width="1.5" '
         'marker-end="url(#arrowhead)"/>'
+    )
+
+
+def _box(x0, y0, rows, columns):
+    """The outline of the cells ``rows`` by ``columns`` (first and last, inclusive) of a grid
+    drawn from ``(x0, y0)``."""
+    (r0, r1), (c0, c1) = rows, columns
+    return (
+        f'<rect x="{x0 + c0 * _CELL}" y="{y0 + r0 * _CELL}" width="{(c1 - c0 + 1) * _CELL}" '
+        f'height="{(r1 - r0 + 1) * _CELL}" fill="none" stroke="{_INK}" stroke-width="2"/>'
     )
 
 
@@ -560,6 +611,98 @@ def _parts(title, sizes, strides, axis, extents, parts, split):
         marks = _offset_marks(sizes, strides, mark)
     legend = f"each cell shows the part it {'goes to' if split else 'comes from'}"
     return Explanation(title, _Grid(tuple(sizes), tuple(strides), marks), [legend], parts)
+
+
+# ---- many windows: slice1_batch and its gradient -----------------------------------------------
+# Window ``n`` reads, along each dimension of the grid, the coordinates ``lo[n, d]`` to
+# ``hi[n, d]`` that are ``|steps[n, d]|`` apart (both ends are read). Which windows read a drawn
+# coordinate is a bitset over the windows per dimension; a drawn cell's windows are the AND of
+# its coordinates' bitsets and its label their first set bits. So a picture costs its cells
+# times the windows / 64 word operations, however the windows overlap, and the outlines and
+# the windows listed are capped (``MAX_OUTLINES``, ``MAX_LISTED``).
+
+
+def _bits(mask):
+    """The bool vector ``mask`` as a bitset: bit ``j % 64`` of word ``j // 64`` is ``mask[j]``."""
+    packed = np.packbits(mask, bitorder="little")
+    return np.pad(packed, (0, -len(packed) % 8)).view("<u8")
+
+
+def _first_bits(bits, k):
+    """Per row of the bitsets ``bits`` (which it clears), the indices of its first ``k`` set bits."""
+    found = [[] for _ in range(len(bits))]
+    for _ in range(k):
+        nonzero = bits != 0
+        rows = np.flatnonzero(nonzero.any(axis=1))
+        if not len(rows):
+            break
+        words = nonzero[rows].argmax(axis=1)
+        word = bits[rows, words]
+        lowest = word & (~word + np.uint64(1))  # two's complement: the lowest set bit alone
+        bits[rows, words] = word ^ lowest
+        # A power of two is exact as a float, 2**b = 0.5 * 2**(b + 1): frexp gives b + 1.
+        indices = words * 64 + np.frexp(lowest.astype(np.float64))[1] - 1
+        for r, j in zip(rows.tolist(), indices.tolist()):
+            found[r].append(j)
+    return found
+
+
+def _window_marks_many(shape, lo, hi, steps):
+    """The marks of the drawn cells of a packed grid ``shape`` that ``(N, ndim)`` windows
+    (``lo``, ``hi``, ``steps``, as above) read: each numbered with the windows that read it
+    (`_label`) and coloured as the first; and the `_Outlines` of the windows."""
+    n, strides = len(shape), packed_strides(shape)
+    lay, total = _layout(shape, strides), len(lo)
+    rows, columns = lay.drawn_rows if n > 1 else range(1), lay.drawn_columns
+    # The windows that may read a cell drawn: their first coordinate read is drawn along the
+    # rows and columns, and a lead dimension's (each slice drawn checks its own leads).
+    near = lo[:, -1] < len(columns)
+    for d in range(n - 1):
+        near &= lo[:, d] < (len(rows) if d == n - 2 else min(shape[d], MAX_SLICES))
+    ids = np.flatnonzero(near)
+    if not len(ids) or not len(lay.leads) or 0 in shape:
+        return {}, _Outlines([[] for _ in lay.leads], 0, total)
+    lo, hi, steps = lo[ids], hi[ids], steps[ids]
+    magnitudes = np.abs(steps)
+
+    def reads(d, i):  # which windows read coordinate i of dimension d
+        return (lo[:, d] <= i) & (i <= hi[:, d]) & ((i - lo[:, d]) % magnitudes[:, d] == 0)
+
+    everywhere = np.ones(len(ids), bool)
+    row_bits = np.array([_bits(reads(n - 2, r) if n > 1 else everywhere) for r in rows])
+    column_bits = np.array([_bits(reads(n - 1, c)) for c in columns])
+    flipped = [(steps[:, d] < 0) & (hi[:, d] > lo[:, d]) if d >= 0 else ~everywhere for d in (n - 2, n - 1)]
+    chunk = max(1, 2**17 // (len(columns) * column_bits.shape[1]))  # rows of cells a step: 1 MiB of bitsets
+    marks, boxes, outlined, outlines, seen = {}, [], 0, 0, np.zeros(len(ids), bool)
+    for lead in lay.leads:
+        inside = everywhere.copy()
+        for d, i in enumerate(lead):
+            inside &= reads(d, i)
+        seen |= inside
+        outlines += int(inside.sum())
+        base, lead_bits = sum(i * s for i, s in zip(lead, strides)), _bits(inside)
+        for r0 in range(0, len(rows), chunk):
+            cells = (row_bits[r0 : r0 + chunk] & lead_bits)[:, None, :] & column_bits[None, :, :]
+            for cell, found in enumerate(_first_bits(cells.reshape(-1, cells.shape[-1]), 4)):
+                if found:
+                    r, c = divmod(cell, len(columns))
+                    ks = ids[found].tolist()
+                    marks[base + (r0 + r) * lay.row_stride + c * lay.column_stride] = (_label(ks), ks[0])
+        # Every window inside reads a cell drawn here: its first coordinates read are drawn.
+        here = np.flatnonzero(inside)[: MAX_OUTLINES - outlined].tolist()
+        outlined += len(here)
+        boxes.append(
+            [
+                (
+                    int(ids[j]),
+                    (int(lo[j, n - 2]), min(int(hi[j, n - 2]), len(rows) - 1)) if n > 1 else (0, 0),
+                    (int(lo[j, n - 1]), min(int(hi[j, n - 1]), len(columns) - 1)),
+                    (bool(flipped[0][j]), bool(flipped[1][j])),
+                )
+                for j in here
+            ]
+        )
+    return marks, _Outlines(boxes, outlines - outlined, total - int(seen.sum()))
 
 
 # ---- descriptors: their windows, as they lower them ------------------------------------------------
