@@ -567,7 +567,6 @@ def slice1_batch_grad(
     feature_level: Level = None,
     stream: Any = None,
     directml_types: bool = True,
-    chunks: Any = None,
 ) -> Array:
     """The gradient of `slice1_batch`: each window's gradient placed where it read, summed where windows overlap.
 
@@ -578,11 +577,22 @@ def slice1_batch_grad(
         arrays for per-window sizes.
     input_shape : sequence of int
         The shape of ``x``, which the result has.
-    window_offsets, window_sizes, window_strides, per_sample
+    window_offsets : (N, d) array_like of int
+        As given to `slice1_batch`.
+    window_sizes : (d,) or (N, d) array_like of int
+        As given to `slice1_batch`.
+    window_strides : (d,) or (N, d) array_like of int, optional
+        As given to `slice1_batch`.
+    per_sample : bool, default False
         As given to `slice1_batch`.
     out : array, optional
         Where to write: shape ``input_shape``, ``dy``'s dtype, any strides.
-    {shared parameters}
+    feature_level : FeatureLevel, int or str, optional
+        The DirectML feature level to validate against (default: the newest).
+    stream : cupy.cuda.Stream or torch.cuda.Stream, optional
+        For device arrays, the stream to run on (as in `slice1_batch`).
+    directml_types : bool, default True
+        ``False`` moves the elements of any 1, 2, 4 or 8-byte dtype as raw bits.
 
     Returns
     -------
@@ -595,7 +605,15 @@ def slice1_batch_grad(
 
     Raises
     ------
-    {shared raises}
+    DescriptorError
+        If a window breaks a SLICE1 rule (the message names it). Nothing runs.
+    BindingError
+        If ``out`` has another shape or overlaps ``dy``. Nothing runs.
+    ValueError
+        If ``dy``'s shapes are not the windows' results, or ``dy`` is an empty list.
+    TypeError
+        For an argument of a wrong type, a dtype overlapping windows cannot add (bool), or Dask
+        arrays (not supported).
 
     Examples
     --------
@@ -620,4 +638,4 @@ def slice1_batch_grad(
         raise TypeError(
             f"{name}: windows of one size take dy as one array; per-window sizes take a list of one per window"
         )
-    return adapter.run(operation, inputs, outs, stream, chunks)[0]
+    return adapter.run(operation, inputs, outs, stream, None)[0]

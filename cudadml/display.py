@@ -232,7 +232,8 @@ class Explanation:
                 # each drawn axis it reads backwards (up the right edge, left along the bottom).
                 left, top, far, low = x0 + c0 * _CELL, y0 + r0 * _CELL, x0 + (c1 + 1) * _CELL, y0 + (r1 + 1) * _CELL
                 out.append(_box(x0, y0, (r0, r1), (c0, c1)))
-                out.append(_text(left + 3, top + 10, k, "start", fill=_INK, **{"font-size": 10, "font-weight": "bold"}))
+                out.append(f'<rect x="{left}" y="{top}" width="{3 + 6 * len(str(k))}" height="10" fill="{_INK}"/>')
+                out.append(_text(left + 1.5, top + 8.5, k, "start", fill="#ffffff", **{"font-size": 9}))
                 if up:
                     out.append(_arrow(far - 5, low - 4, far - 5, top + 12))
                 if leftwards:
@@ -252,19 +253,23 @@ class Explanation:
         for line in cut:
             out.append(_text(4, y + 4, line, "start", **{"font-style": "italic"}))
             width, y = max(width, _CHAR * len(line) + 8), y + 18
-        return (
+        head = (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y}" font-family="sans-serif" '
             'font-size="13"><defs><pattern id="padding" width="6" height="6" patternUnits="userSpaceOnUse">'
             '<rect width="6" height="6" fill="#eeeeee"/><path d="M0,6 L6,0" stroke="#aaaaaa"/></pattern>'
             f'<marker id="arrowhead" markerWidth="8" markerHeight="8" refX="6" refY="4" orient="auto">'
             f'<path d="M0,0 L8,4 L0,8 z" fill="{_INK}"/></marker></defs>'
-            f'<rect width="100%" height="100%" fill="#ffffff"/>{"".join(out)}</svg>'
+            '<rect width="100%" height="100%" fill="#ffffff"/>'
         )
+        return "".join([head, *out, "</svg>"])  # one join: a second copy of a large picture costs megabytes
 
 
 def _text(x, y, text, anchor="middle", **attributes):
     extra = "".join(f' {k}="{v}"' for k, v in attributes.items())
-    return f'<text x="{x}" y="{y}" text-anchor="{anchor}"{extra}>{html.escape(str(text))}</text>'
+    text = html.escape(str(text))
+    if not text.isascii():  # as character references, "…" keeps the document ASCII: a byte a character, not two
+        text = text.encode("ascii", "xmlcharrefreplace").decode("ascii")
+    return f'<text x="{x}" y="{y}" text-anchor="{anchor}"{extra}>{text}</text>'
 
 
 def _arrow(x1, y1, x2, y2):
@@ -647,6 +652,12 @@ def _first_bits(bits, k):
     return found
 
 
+def _drawn_reads(lo, hi, step, drawn):
+    """The first and the last coordinate drawn (of ``drawn``) of ``lo`` to ``hi``, ``step`` apart."""
+    lo, hi, step = int(lo), int(hi), int(step)
+    return lo, min(hi, lo + (drawn - 1 - lo) // step * step)
+
+
 def _window_marks_many(shape, lo, hi, steps):
     """The marks of the drawn cells of a packed grid ``shape`` that ``(N, ndim)`` windows
     (``lo``, ``hi``, ``steps``, as above) read: each numbered with the windows that read it
@@ -662,7 +673,10 @@ def _window_marks_many(shape, lo, hi, steps):
     ids = np.flatnonzero(near)
     if not len(ids) or not len(lay.leads) or 0 in shape:
         return {}, _Outlines([[] for _ in lay.leads], 0, total)
-    lo, hi, steps = lo[ids], hi[ids], steps[ids]
+    names = None  # the window of each bit: its index, or where some windows were left out, ids'
+    if len(ids) < total:
+        lo, hi, steps, names = lo[ids], hi[ids], steps[ids], ids.tolist()
+    del near
     magnitudes = np.abs(steps)
 
     def reads(d, i):  # which windows read coordinate i of dimension d
@@ -672,7 +686,7 @@ def _window_marks_many(shape, lo, hi, steps):
     row_bits = np.array([_bits(reads(n - 2, r) if n > 1 else everywhere) for r in rows])
     column_bits = np.array([_bits(reads(n - 1, c)) for c in columns])
     flipped = [(steps[:, d] < 0) & (hi[:, d] > lo[:, d]) if d >= 0 else ~everywhere for d in (n - 2, n - 1)]
-    chunk = max(1, 2**17 // (len(columns) * column_bits.shape[1]))  # rows of cells a step: 1 MiB of bitsets
+    chunk = max(1, 2**15 // (len(columns) * column_bits.shape[1]))  # rows of cells a step: 256 KiB of bitsets
     marks, boxes, outlined, outlines, seen = {}, [], 0, 0, np.zeros(len(ids), bool)
     for lead in lay.leads:
         inside = everywhere.copy()
@@ -683,11 +697,12 @@ def _window_marks_many(shape, lo, hi, steps):
         base, lead_bits = sum(i * s for i, s in zip(lead, strides)), _bits(inside)
         for r0 in range(0, len(rows), chunk):
             cells = (row_bits[r0 : r0 + chunk] & lead_bits)[:, None, :] & column_bits[None, :, :]
-            for cell, found in enumerate(_first_bits(cells.reshape(-1, cells.shape[-1]), 4)):
-                if found:
-                    r, c = divmod(cell, len(columns))
-                    ks = ids[found].tolist()
-                    marks[base + (r0 + r) * lay.row_stride + c * lay.column_stride] = (_label(ks), ks[0])
+            found = _first_bits(cells.reshape(-1, cells.shape[-1]), 4)
+            at = [base + r * lay.row_stride + c * lay.column_stride for r in rows[r0 : r0 + chunk] for c in columns]
+            for offset, ks in zip(at, found):
+                if ks:
+                    ks = ks if names is None else [names[j] for j in ks]
+                    marks[offset] = (_label(ks), ks[-1])
         # Every window inside reads a cell drawn here: its first coordinates read are drawn.
         here = np.flatnonzero(inside)[: MAX_OUTLINES - outlined].tolist()
         outlined += len(here)
@@ -695,14 +710,85 @@ def _window_marks_many(shape, lo, hi, steps):
             [
                 (
                     int(ids[j]),
-                    (int(lo[j, n - 2]), min(int(hi[j, n - 2]), len(rows) - 1)) if n > 1 else (0, 0),
-                    (int(lo[j, n - 1]), min(int(hi[j, n - 1]), len(columns) - 1)),
+                    _drawn_reads(lo[j, n - 2], hi[j, n - 2], magnitudes[j, n - 2], len(rows)) if n > 1 else (0, 0),
+                    _drawn_reads(lo[j, n - 1], hi[j, n - 1], magnitudes[j, n - 1], len(columns)),
                     (bool(flipped[0][j]), bool(flipped[1][j])),
                 )
                 for j in here
             ]
         )
     return marks, _Outlines(boxes, outlines - outlined, total - int(seen.sum()))
+
+
+def _window_lines(operation, counts):
+    """The first ``MAX_LISTED`` windows, a line each (with the axes they flip: a negative step
+    and more than one element taken), and how many more there are."""
+    n, d = operation.offsets.shape
+    sizes, strides = (np.broadcast_to(a, (n, d)) for a in (operation.sizes, operation.strides))
+    lines = []
+    for k in range(min(n, MAX_LISTED)):
+        offsets, size, stride, count = (tuple(map(int, a[k])) for a in (operation.offsets, sizes, strides, counts))
+        flips = [a for a in range(d) if stride[a] < 0 and count[a] > 1]
+        line = f"window {k}: offsets {offsets}, sizes {size}, strides {stride} -> {count}"
+        if flips:
+            line += f"; flips axis{'es' if len(flips) > 1 else ''} {', '.join(map(str, flips))}"
+        lines.append(line)
+    if n > MAX_LISTED:
+        lines.append(f"... and {n - MAX_LISTED} more windows")
+    return lines
+
+
+def _batch(title, shape, operation, counts, legend):
+    """The picture of ``operation``'s windows (a ``Slice1Batch`` or its gradient's, which take
+    ``counts`` elements, `check`'s) on the grid ``shape``: x, or the gradient's result."""
+    n, d = operation.offsets.shape
+    steps, counts = np.broadcast_to(operation.strides, (n, d)), np.broadcast_to(counts, (n, d))
+    span = np.abs(steps) * (counts - 1)  # from the first coordinate read to the last
+    lo = np.where(steps > 0, operation.offsets, operation.offsets + operation.sizes - 1 - span)
+    hi = lo + span
+    if operation.per_sample:  # window k reads sample k: x[k] is slice k of x's grid
+        samples = np.arange(n, dtype=np.int64)[:, None]
+        lo, hi, steps = np.hstack([samples, lo]), np.hstack([samples, hi]), np.hstack([samples * 0 + 1, steps])
+        legend = [*legend, "per_sample: window k reads x[k]; its offsets, sizes and strides are along x[k]'s axes"]
+    marks, outlines = _window_marks_many(shape, lo, hi, steps)
+    grid = _Grid(tuple(shape), packed_strides(shape), marks)
+    return Explanation(title, grid, [*legend, *_window_lines(operation, counts)], outlines=outlines)
+
+
+def _of_batch(name, given, rest, where):
+    """The `Explanation` of ``slice1_batch`` (``given``: ``x``) or ``slice1_batch_grad``
+    (``given``: ``dy``: one array or shape, or a list of them), ``rest`` the other arguments as
+    the operation's ``of`` takes them: validated as the function validates the call, for
+    ``uint32`` arrays."""
+    dtype = np.dtype(np.uint32)
+    if name == Slice1Batch.function:
+        shape = _shape(given, where)
+        operation = Slice1Batch.of(shape, *rest)
+        counts = operation.check(dtype, shape)
+        results = operation.results(counts)
+        result = results[0] if operation.shared else f"{len(results)} arrays, one per window"
+        legend = f"{len(counts)} windows of x; each cell is numbered with the windows that read it"
+        return _batch(f"cd.{name}: x {shape} -> {result}", shape, operation, counts, [legend])
+    # As slice1_batch_grad takes dy: one array (windows of one size), or a list of one per window.
+    one = hasattr(given, "shape") or (
+        isinstance(given, (tuple, list)) and bool(given) and all(isinstance(v, (int, np.integer)) for v in given)
+    )
+    shapes = [_shape(given, where)] if one else [_shape(a, where) for a in arrays._as_list(given, "dy", name)]
+    if not shapes:
+        raise ValueError(f"{name}: dy is an empty list; the gradient of no windows has no dtype (pass zeros)")
+    operation = Slice1BatchGrad.of(*rest)
+    if operation.shared != one:
+        raise TypeError(
+            f"{name}: windows of one size take dy as one array; per-window sizes take a list of one per window"
+        )
+    counts = operation.check(dtype, operation.input_shape)
+    operation.check_gradients(counts, shapes)
+    dy = shapes[0] if one else f"{len(shapes)} arrays"
+    legend = f"{len(counts)} windows; each cell shows the windows whose gradients it receives, summed; . receives 0"
+    return _batch(f"cd.{name}: dy {dy} -> {operation.input_shape}", operation.input_shape, operation, counts, [legend])
+
+
+# ---- descriptors: their windows, as they lower them ------------------------------------------------
 
 
 # ---- descriptors: their windows, as they lower them ------------------------------------------------
@@ -762,7 +848,10 @@ def _of_tensor(tensor):
 
 #: The operation of each array function; its ``of`` takes the input shape(s), then the
 #: function's other arguments in order.
-_OPERATIONS = {op.function: op for op in (Slice, Slice1, SliceGrad, Split, Join, StridedSlice, StridedSliceGrad)}
+_OPERATIONS = {
+    op.function: op
+    for op in (Slice, Slice1, SliceGrad, Split, Join, StridedSlice, StridedSliceGrad, Slice1Batch, Slice1BatchGrad)
+}
 _NOT_DRAWN = ("out", "stream", "chunks")  # arguments that play no part in a picture
 
 
@@ -781,6 +870,8 @@ def _of_call(fn, args, kwargs):
     given, *rest = [v for k, v in bound.arguments.items() if k not in _NOT_DRAWN]
     axis = bound.arguments.get("axis")  # titles say it as given
     where = f"explain(cd.{name})"
+    if operation_type in (Slice1Batch, Slice1BatchGrad):
+        return _of_batch(name, given, rest, where)
     if name == "join":
         shapes = [_shape(a, where) for a in given]
         if not shapes:

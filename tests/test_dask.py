@@ -443,3 +443,29 @@ def test_random_keys_and_chunkings_match_numpy(rng):
         parts = cd.split(dx, [2, shape[0] - 2] if shape[0] > 2 else 1, 0)
         got = dask.compute(y, g, cd.join(parts, 0), scheduler="sync")
         assert same(got[0], x[key]) and same(got[1], expected) and same(got[2], x), (shape, dx.chunks, key)
+
+
+@pytest.mark.parametrize("per_sample", [False, True])
+def test_many_windows_match_numpy(compute, rng, per_sample):
+    x = random_array((6, 9, 11), np.float32, rng)
+    dx = da.from_array(x, chunks=(2, 4, 5))
+    n, d = (6, 2) if per_sample else (7, 3)
+    bounds = x.shape[per_sample:]
+    sizes = np.array([rng.integers(1, b + 1) for b in bounds])
+    offsets = np.array([[rng.integers(0, b - s + 1) for b, s in zip(bounds, sizes)] for _ in range(n)])
+    strides = rng.choice([1, -1], (n, d))
+    for chunks in (None, 3):
+        lazy = cd.slice1_batch(dx, offsets, sizes, strides, per_sample=per_sample, chunks=chunks)
+        assert isinstance(lazy, da.Array)
+        (got,) = compute(lazy)
+        assert same(got, cd.slice1_batch(x, offsets, sizes, strides, per_sample=per_sample))
+    own = np.array([[rng.integers(1, b + 1) for b in bounds] for _ in range(n)])
+    offsets = np.array([[rng.integers(0, b - s + 1) for b, s in zip(bounds, row)] for row in own])
+    parts = cd.slice1_batch(dx, offsets, own, strides, per_sample=per_sample)
+    assert isinstance(parts, list) and all(isinstance(p, da.Array) for p in parts)
+    for got, want in zip(compute(*parts), cd.slice1_batch(x, offsets, own, strides, per_sample=per_sample)):
+        assert same(got, want)
+    with pytest.raises(cd.DescriptorError, match="window 0"):
+        cd.slice1_batch(dx, np.full((n, d), 50), sizes, per_sample=per_sample)
+    with pytest.raises(TypeError, match="does not take Dask arrays"):
+        cd.slice1_batch_grad(da.from_array(np.ones((1, 2, 2, 2))), x.shape, [[0, 0, 0]], (2, 2, 2))

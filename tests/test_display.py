@@ -1,6 +1,7 @@
 """Reprs and pictures: concise reprs, and `explain` pictures that agree with NumPy indexing,
 with the descriptors' own pictures, and with what each kind of operator does."""
 
+import itertools
 import time
 import tracemalloc
 import xml.etree.ElementTree as ET
@@ -336,3 +337,261 @@ def test_an_aliased_input_of_billions_of_coordinates_is_drawn_from_the_few_that_
     # offset o = i + j: read by output (a, b) at (4095 - 2a, 2b) with 4095 - 2a + 2b = o, row-major index 2048a + b
     assert marks[1] == "4192256" and marks[3] == "4190208,4192257" and marks[7] == "4186112,4188161,4190210…"
     assert 0 not in marks and cd.explain(desc).legend[0].startswith("4095 of")
+
+
+# ---- many windows: slice1_batch and its gradient ---------------------------------------------------
+
+BATCH = ((4, 4), [[0, 0], [1, 2], [2, 1]], [2, 2], [[1, 1], [1, -1], [-1, 1]])  # slice1_batch's docstring
+
+
+def _svg_parts(svg):
+    """``(outlines, tags, arrows)`` of a picture: the unfilled rectangles as ``(x, y, width,
+    height)``, the white window numbers, and the arrows as ``(x1, y1, x2, y2)``."""
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.fromstring(svg)
+    outlines = [
+        tuple(float(r.get(k)) for k in ("x", "y", "width", "height"))
+        for r in root.iter(f"{ns}rect")
+        if r.get("fill") == "none"
+    ]
+    tags = [t.text for t in root.iter(f"{ns}text") if t.get("fill") == "#ffffff"]
+    arrows = [tuple(float(a.get(k)) for k in ("x1", "y1", "x2", "y2")) for a in root.iter(f"{ns}line")]
+    return outlines, tags, arrows
+
+
+def test_a_batch_picture_lists_outlines_and_numbers_each_window_and_arrows_its_flips():
+    picture = cd.explain(cd.slice1_batch, *BATCH)
+    assert repr(picture).splitlines() == [
+        "cd.slice1_batch: x (4, 4) -> (3, 2, 2)",
+        "3 windows of x; each cell is numbered with the windows that read it",
+        "window 0: offsets (0, 0), sizes (2, 2), strides (1, 1) -> (2, 2)",
+        "window 1: offsets (1, 2), sizes (2, 2), strides (1, -1) -> (2, 2); flips axis 1",
+        "window 2: offsets (2, 1), sizes (2, 2), strides (-1, 1) -> (2, 2); flips axis 0",
+        "     0   1   2   3",
+        "0    0   0   .   .",
+        "1    0   0   1   1",
+        "2    .   2 1,2   1",
+        "3    .   2   2   .",
+    ]
+    assert {o: part for o, (_, part) in picture.grid.marks.items()} == {0: 0, 1: 0, 4: 0, 5: 0, 6: 1, 7: 1} | {
+        9: 2,
+        10: 1,
+        11: 1,
+        13: 2,
+        14: 2,
+    }
+    outlines, tags, arrows = _svg_parts(picture.svg)
+    (top,) = {y - r * cd.display._CELL for (_, y, _, _), r in zip(outlines, (0, 1, 2))}  # the grid's top
+    cell, left = cd.display._CELL, 30
+    assert outlines == [
+        (left + c * cell, top + r * cell, 2 * cell, 2 * cell) for r, c in ((0, 0), (1, 2), (2, 1))
+    ]
+    assert tags == ["0", "1", "2"]
+    # Window 1 reads its columns right to left, along its bottom; window 2 its rows upwards, on its right.
+    ((x1, y1, x2, y2), (u1, v1, u2, v2)) = arrows
+    assert y1 == y2 and x1 > x2 and left + 2 * cell < x2 < x1 < left + 4 * cell and top + 2 * cell < y1 < top + 3 * cell
+    assert u1 == u2 and v1 > v2 and left + 2 * cell < u1 < left + 3 * cell and top + 2 * cell < v2 < v1 < top + 4 * cell
+    unflipped = cd.explain(cd.slice1_batch, BATCH[0], BATCH[1], BATCH[2])
+    assert _svg_parts(unflipped.svg)[2] == [] and "flips" not in repr(unflipped)
+
+
+@given(
+    shape=st.lists(st.sampled_from([1, 2, 3, 5, 6, 26]), min_size=1, max_size=3).map(tuple),  # 26: cut
+    n=st.integers(1, 70),  # past 64: windows in more than one word of a bitset
+    per_sample=st.booleans(),
+    own_sizes=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+@settings(max_examples=60, deadline=None)
+def test_a_batch_picture_marks_and_outlines_what_each_window_reads(shape, n, per_sample, own_sizes, seed):
+    rng = np.random.default_rng(seed)
+    if per_sample:
+        if len(shape) == 1:
+            shape = (*shape, 3)
+        shape = (n, *shape[1:])  # a window per sample
+    bounds = np.array(shape[per_sample:])
+    d = len(bounds)
+    sizes = rng.integers(1, bounds + 1, (n, d)) if own_sizes else rng.integers(1, bounds + 1)
+    offsets = rng.integers(0, bounds - sizes + 1, (n, d))
+    magnitudes = rng.integers(1, 4, (n, d)) if own_sizes else rng.integers(1, 4, d)
+    strides = magnitudes * rng.choice([1, -1], (n, d))  # signs of their own: as many elements each
+    index = np.arange(int(np.prod(shape))).reshape(shape)
+    results = cd.slice1_batch(index, offsets, sizes, strides, per_sample=per_sample)
+    read = [np.asarray(r).ravel() for r in results]  # the element offsets each window reads
+    readers = {}
+    for k, offs in enumerate(read):
+        for o in offs.tolist():
+            readers.setdefault(o, []).append(k)
+    drawn = _drawn(shape)
+    picture = cd.explain(cd.slice1_batch, shape, offsets, sizes, strides, per_sample=per_sample)
+    assert _marks(picture) == {o: label for o, label in _labels(readers).items() if o in drawn}
+    assert {o: part for o, (_, part) in picture.grid.marks.items()} == {o: ks[0] for o, ks in readers.items() if o in drawn}
+    # Each window outlined in a slice drawn: around the cells drawn it reads there, in slice and then
+    # window order, at most MAX_OUTLINES; its flips where it takes more than one element backwards.
+    rows, cols = (shape[-2] if len(shape) > 1 else 1), shape[-1]
+    leads = list(itertools.islice(np.ndindex(*shape[:-2]), cd.display.MAX_SLICES))
+    counts = np.broadcast_to(1 + (sizes - 1) // magnitudes, (n, d))
+    axes = [a - per_sample for a in (len(shape) - 2, len(shape) - 1)]  # the window's dims drawn, if any
+    flips = [tuple(bool(a >= 0 and strides[k, a] < 0 and counts[k, a] > 1) for a in axes) for k in range(n)]
+    expected, seen = [], set()
+    for s, lead in enumerate(leads):
+        for k, offs in enumerate(read):
+            coords = np.unravel_index(offs, shape)
+            here = np.ones(len(offs), bool)
+            for axis, i in enumerate(lead):
+                here &= coords[axis] == i
+            r = coords[-2][here] if len(shape) > 1 else np.zeros(here.sum(), int)
+            c = coords[-1][here]
+            keep = (r < cd.display.MAX_ROWS) & (c < cd.display.MAX_COLUMNS)
+            if keep.any():
+                seen.add(k)
+                box = (int(r[keep].min()), int(r[keep].max())), (int(c[keep].min()), int(c[keep].max()))
+                expected.append((s, (k, *box, flips[k])))
+    assert rows and cols
+    outlined = expected[: cd.display.MAX_OUTLINES]
+    assert picture.outlines.boxes == [[box for t, box in outlined if t == s] for s in range(len(leads))]
+    assert picture.outlines.left_out == len(expected) - len(outlined)
+    assert picture.outlines.unseen == n - len(seen)
+    gradient = cd.explain(cd.slice1_batch_grad, results, shape, offsets, sizes, strides, per_sample=per_sample)
+    assert gradient.grid == picture.grid and gradient.outlines == picture.outlines
+
+
+def test_a_per_sample_batch_outlines_each_window_in_its_own_sample():
+    offsets, strides = [[0, 0], [1, 2], [2, 1], *[[0, 0]] * 9], [[1, 1], [1, -1], [-1, 1], *[[1, 1]] * 9]
+    picture = cd.explain(cd.slice1_batch, (12, 4, 5), offsets, [2, 3], strides, per_sample=True)
+    boxes = picture.outlines.boxes
+    assert [[k for k, *_ in slice_boxes] for slice_boxes in boxes] == [[s] for s in range(cd.display.MAX_SLICES)]
+    assert boxes[1] == [(1, (1, 2), (2, 4), (False, True))] and boxes[2] == [(2, (2, 3), (1, 3), (True, False))]
+    lines = repr(picture).splitlines()
+    assert lines[:3] == [
+        "cd.slice1_batch: x (12, 4, 5) -> (12, 2, 3)",
+        "12 windows of x; each cell is numbered with the windows that read it",
+        "per_sample: window k reads x[k]; its offsets, sizes and strides are along x[k]'s axes",
+    ]
+    assert lines[3 + cd.display.MAX_LISTED] == f"... and {12 - cd.display.MAX_LISTED} more windows"
+    assert lines[-2:] == ["4 more 2-D slices not drawn", "4 windows read no cell drawn"]
+    assert lines[lines.index("[1, :, :]") + 2 : lines.index("[1, :, :]") + 6] == [
+        "0  . . . . .",
+        "1  . . 1 1 1",
+        "2  . . 1 1 1",
+        "3  . . . . .",
+    ]
+    outlines, tags, arrows = _svg_parts(picture.svg)
+    assert len(outlines) == cd.display.MAX_SLICES and tags == [str(s) for s in range(cd.display.MAX_SLICES)]
+    assert len(arrows) == 2
+
+
+def test_a_batch_gradient_is_drawn_on_its_result_from_dy_or_its_shapes():
+    forward = cd.explain(cd.slice1_batch, *BATCH)
+    shape, windows = BATCH[0], BATCH[1:]
+    for dy in [(3, 2, 2), np.zeros((3, 2, 2), np.float32)]:
+        picture = cd.explain(cd.slice1_batch_grad, dy, shape, *windows)
+        assert picture.grid == forward.grid and picture.outlines == forward.outlines
+        assert picture.title == "cd.slice1_batch_grad: dy (3, 2, 2) -> (4, 4)"
+        assert picture.legend[0].startswith("3 windows; each cell shows the windows whose gradients it receives")
+    own = cd.explain(cd.slice1_batch_grad, [(2, 2), [1, 3]], (4, 4), [[0, 0], [1, 1]], [[2, 2], [1, 3]])
+    assert own.title == "cd.slice1_batch_grad: dy 2 arrays -> (4, 4)"
+    assert _marks(own) == {0: "0", 1: "0", 4: "0", 5: "0,1", 6: "1", 7: "1"}
+
+
+_X, _DY = np.zeros((4, 4), np.uint32), np.zeros((2, 2, 2), np.uint32)
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "kwargs"),
+    [
+        (cd.slice1_batch, (_X, [[0, 0], [3, 3]], [2, 2]), {}),  # window 1 past the end
+        (cd.slice1_batch, (_X, [[0, 0], [-1, 0], [0, 0], [9, 9], [1, 1]], [[1, 1], [1, 1], [0, 1], [1, 1], [4, 1]]), {}),
+        (cd.slice1_batch, (_X, [[0, 0]], [2, 2], [[0, 1]]), {}),  # a zero stride
+        (cd.slice1_batch, (_X, [[0, 0], [0, 0]], [2, 2], [[1, 1], [2, 1]]), {}),  # shared sizes, other counts
+        (cd.slice1_batch, (_X, [[0], [1]], [2]), {"per_sample": True}),  # 2 windows for 4 samples
+        (cd.slice1_batch, (_X, [0, 0], [2, 2]), {}),  # offsets not (N, d)
+        (cd.slice1_batch, (_X, [[0, 0]], [2.5, 2]), {}),
+        (cd.slice1_batch, (_X, [[0, 0]], [2, 2]), {"per_sample": 1}),
+        (cd.slice1_batch_grad, (_DY, (4, 4), [[0, 0], [3, 3]], [2, 2]), {}),
+        (cd.slice1_batch_grad, (np.zeros((2, 3, 2), np.uint32), (4, 4), [[0, 0], [1, 1]], [2, 2]), {}),
+        (cd.slice1_batch_grad, ([_DY[0], _DY[1]], (4, 4), [[0, 0], [1, 1]], [2, 2]), {}),  # a list for one size
+        (cd.slice1_batch_grad, (_DY, (4, 4), [[0, 0], [1, 1]], [[2, 2], [1, 2]]), {}),  # one array for own sizes
+        (cd.slice1_batch_grad, ([], (4, 4), [[0, 0]], [2, 2]), {}),
+        (cd.slice1_batch_grad, ([_DY[0], np.zeros((2, 3), np.uint32)], (4, 4), [[0, 0], [1, 1]], [[2, 2], [2, 2]]), {}),
+    ],
+)
+def test_explaining_a_batch_raises_what_the_function_raises(fn, args, kwargs):
+    with pytest.raises((TypeError, ValueError)) as raised:
+        fn(*args, **kwargs)
+    expected = raised.value
+    as_shapes = [
+        arg.shape if isinstance(arg, np.ndarray) else [a.shape for a in arg] if k == 0 and isinstance(arg, list) else arg
+        for k, arg in enumerate(args)
+    ]
+    for given in (args, as_shapes):
+        with pytest.raises(type(expected)) as explained:
+            cd.explain(fn, *given, **kwargs)
+        assert str(explained.value) == str(expected)
+
+
+_N = 10_000
+_RNG = np.random.default_rng(18)
+_SIGNS = _RNG.choice([1, -1], (_N, 2))
+
+
+@pytest.mark.parametrize(
+    ("draw", "outlines", "unseen", "first"),
+    [
+        pytest.param(  # every window over the cells drawn, overlapping
+            lambda: cd.explain(cd.slice1_batch, (32, 32), _RNG.integers(0, 16, (_N, 2)), [16, 16], _SIGNS),
+            _N,
+            0,
+            0,
+            id="overlapping",
+        ),
+        pytest.param(  # per-window sizes and strides, scattered over a large array
+            lambda: cd.explain(
+                cd.slice1_batch,
+                (60_000, 60_000),
+                np.r_[_RNG.integers(30, 50_000, (_N - 30, 2)), [[0, 0]] * 30],
+                _RNG.integers(1, 64, (_N, 2)),
+                _SIGNS * _RNG.integers(1, 4, (_N, 2)),
+            ),
+            30,
+            _N - 30,
+            _N - 30,
+            id="scattered",
+        ),
+        pytest.param(
+            lambda: cd.explain(
+                cd.slice1_batch, (_N, 64, 64), _RNG.integers(0, 16, (_N, 2)), [32, 32], _SIGNS, per_sample=True
+            ),
+            cd.display.MAX_SLICES,
+            _N - cd.display.MAX_SLICES,
+            0,
+            id="per_sample",
+        ),
+        pytest.param(
+            lambda: cd.explain(cd.slice1_batch_grad, (_N, 16, 16), (32, 32), _RNG.integers(0, 16, (_N, 2)), [16, 16]),
+            _N,
+            0,
+            0,
+            id="gradient",
+        ),
+    ],
+)
+def test_a_picture_of_ten_thousand_windows_costs_what_it_draws(draw, outlines, unseen, first):
+    picture = draw()
+    assert picture.outlines.boxes[0][0][0] == first  # the first window outlined
+    assert sum(map(len, picture.outlines.boxes)) == min(outlines, cd.display.MAX_OUTLINES)
+    assert (picture.outlines.left_out, picture.outlines.unseen) == (max(0, outlines - cd.display.MAX_OUTLINES), unseen)
+    text, svg = repr(picture), picture.svg
+    assert sum(line.startswith("window ") for line in text.splitlines()) == cd.display.MAX_LISTED
+    assert f"... and {_N - cd.display.MAX_LISTED} more windows" in text
+    assert (f"{unseen} windows read no cell drawn" in text) == bool(unseen)
+    assert (f"{outlines - cd.display.MAX_OUTLINES} more window outlines not drawn" in svg) == (outlines > 24)
+    assert len(_svg_parts(svg)[0]) == min(outlines, cd.display.MAX_OUTLINES)
+    assert _best_of_3(lambda: draw().svg) < 0.05
+    tracemalloc.start()
+    try:
+        draw().svg
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20, f"{peak / 2**20:.1f} MiB"

@@ -370,6 +370,10 @@ def _params_dtype(name):
     if family == "slice_grad":
         index, rank = args[2], int(args[3])
         return kernels.grad_params_dtype(np.int32 if index == "int" else np.int64, rank)
+    if family == "gather_windows":
+        return kernels.window_params_dtype(np.int32 if args[1] == "int" else np.int64, int(args[2]))
+    if family == "window_grad":
+        return kernels.window_grad_params_dtype(np.int32 if args[1] == "int" else np.int64, int(args[2]))
     index, rank, capacity = args[1], int(args[2]), int(args[3])
     return kernels.copy_batch_dtype(np.int32 if index == "int" else np.int64, rank, capacity)
 

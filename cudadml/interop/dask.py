@@ -116,9 +116,14 @@ class DaskAdapter:
                 f"{operation.function}: stream= does not apply to Dask arrays: each chunk runs on its worker's "
                 "current stream"
             )
+        if isinstance(operation, calls.Slice1BatchGrad):
+            raise TypeError(f"{operation.function}: does not take Dask arrays (slice1_batch does)")
         span = SPAN_RULE.set(False)  # each chunk is a buffer of its own, checked below and by its own call
         try:
-            shapes = describe(operation, inputs[0].dtype, [x.shape for x in inputs])
+            if isinstance(operation, calls.Slice1Batch):
+                shapes = operation.shapes(inputs[0].dtype, inputs[0].shape)
+            else:
+                shapes = describe(operation, inputs[0].dtype, [x.shape for x in inputs])
         finally:
             SPAN_RULE.reset(span)
         module = _module(operation.function, inputs[0], operation.ARGUMENT)
@@ -484,7 +489,63 @@ def _build_join(operation, inputs, module, shapes, chunks):
     return _array(token, dsk, out_chunks, module, dtype, inputs)
 
 
+# ---- many windows: slice1_batch --------------------------------------------------------------------
+
+
+def _windows_block(region, offsets, sizes, strides, per_sample, feature_level, directml_types):
+    """A task of ``_build_windows``: windows of one output chunk on the region of x they read."""
+    from ..arrays import slice1_batch
+
+    options = {"per_sample": per_sample, "feature_level": feature_level, "directml_types": directml_types}
+    result = slice1_batch(region, offsets, sizes, strides, **options)
+    return result[0] if isinstance(result, list) else result  # per-window sizes: one window per task
+
+
+def _build_windows(operation, inputs, module, shapes, chunks):
+    """Each output chunk holds a run of windows (with per-window sizes: each window is its own
+    array) and is one task on the box of ``x`` its windows read (a Dask slice of ``x``, made one
+    chunk), its windows moved to that box; with ``per_sample`` the runs follow ``x``'s chunks
+    along its first axis. ``chunks``: windows per chunk (an int, or sizes along the window axis)."""
+    (x,) = inputs
+    offsets, per_sample = operation.offsets, operation.per_sample
+    n, d = offsets.shape
+    sizes = np.broadcast_to(operation.sizes, (n, d))
+    if operation.shared:
+        default = x.chunks[0] if per_sample else da.core.normalize_chunks("auto", shapes[0], dtype=x.dtype)[0]
+        runs = _starts(_chunks(chunks, [default], shapes[0][:1], x.dtype)[0] if n else ())
+    else:
+        runs = range(n + 1)
+    options = (operation.feature_level, operation.directml_types)
+    parts = []
+    for a, b in itertools.pairwise(runs):
+        low, high = offsets[a:b].min(axis=0), (offsets[a:b] + sizes[a:b]).max(axis=0)
+        box = tuple(slice(int(lo), int(hi)) for lo, hi in zip(low, high))
+        region = x[(slice(a, b), *box) if per_sample else box]
+        region = region.rechunk(region.shape)
+        shape = (b - a, *shapes[0][1:]) if operation.shared else shapes[a]
+        window = [w[a:b] if w.ndim == 2 else w for w in (operation.sizes, operation.strides)]
+        block = region.map_blocks(
+            _windows_block,
+            offsets[a:b] - low,
+            *window,
+            per_sample,
+            *options,
+            chunks=tuple((c,) for c in shape),
+            dtype=x.dtype,
+            new_axis=[0] if len(shape) > region.ndim else None,  # the window axis
+            drop_axis=[0] if len(shape) < region.ndim else [],  # a sample's own window
+            meta=x._meta,
+        )
+        parts.append(block)
+    if not operation.shared:
+        return parts
+    if not parts:
+        return da.empty(shapes[0], dtype=x.dtype, meta=x._meta)
+    return da.concatenate(parts, axis=0)
+
+
 _BUILDERS = {
+    calls.Slice1Batch: _build_windows,
     calls.Slice: _build_window,
     calls.Slice1: _build_window,
     calls.StridedSlice: _build_window,
