@@ -7,7 +7,8 @@ function does it (``calls``, ``runner.describe``), whose windows are the descrip
 made only for the cells drawn, so a picture costs what it shows, whatever the tensor's size.
 ``Explanation`` draws the result as inline SVG for Jupyter (``_repr_html_``) and as text
 (``repr``): one grid per 2-D slice of the tensor drawn, padding between rows hatched (``#``),
-the cells a window reads numbered in output order, SPLIT and JOIN parts coloured.
+the cells a window reads numbered in output order, SPLIT and JOIN parts coloured; many windows
+(``slice1_batch``) each outlined and numbered, each cell numbered with the windows that read it.
 """
 
 from __future__ import annotations
@@ -673,7 +674,7 @@ def _window_marks_many(shape, lo, hi, steps):
     ids = np.flatnonzero(near)
     if not len(ids) or not len(lay.leads) or 0 in shape:
         return {}, _Outlines([[] for _ in lay.leads], 0, total)
-    names = None  # the window of each bit: its index, or where some windows were left out, ids'
+    names = None  # each bit's window: the bit's own index, or ids' where far windows were dropped
     if len(ids) < total:
         lo, hi, steps, names = lo[ids], hi[ids], steps[ids], ids.tolist()
     del near
@@ -697,12 +698,12 @@ def _window_marks_many(shape, lo, hi, steps):
         base, lead_bits = sum(i * s for i, s in zip(lead, strides)), _bits(inside)
         for r0 in range(0, len(rows), chunk):
             cells = (row_bits[r0 : r0 + chunk] & lead_bits)[:, None, :] & column_bits[None, :, :]
-            found = _first_bits(cells.reshape(-1, cells.shape[-1]), 4)
+            found = _first_bits(cells.reshape(-1, cells.shape[-1]), 4)  # `_label`: three, and "…" for a fourth
             at = [base + r * lay.row_stride + c * lay.column_stride for r in rows[r0 : r0 + chunk] for c in columns]
             for offset, ks in zip(at, found):
                 if ks:
                     ks = ks if names is None else [names[j] for j in ks]
-                    marks[offset] = (_label(ks), ks[-1])
+                    marks[offset] = (_label(ks), ks[0])
         # Every window inside reads a cell drawn here: its first coordinates read are drawn.
         here = np.flatnonzero(inside)[: MAX_OUTLINES - outlined].tolist()
         outlined += len(here)
@@ -731,7 +732,7 @@ def _window_lines(operation, counts):
         flips = [a for a in range(d) if stride[a] < 0 and count[a] > 1]
         line = f"window {k}: offsets {offsets}, sizes {size}, strides {stride} -> {count}"
         if flips:
-            line += f"; flips axis{'es' if len(flips) > 1 else ''} {', '.join(map(str, flips))}"
+            line += f"; flips {'axes' if len(flips) > 1 else 'axis'} {', '.join(map(str, flips))}"
         lines.append(line)
     if n > MAX_LISTED:
         lines.append(f"... and {n - MAX_LISTED} more windows")
@@ -748,7 +749,7 @@ def _batch(title, shape, operation, counts, legend):
     hi = lo + span
     if operation.per_sample:  # window k reads sample k: x[k] is slice k of x's grid
         samples = np.arange(n, dtype=np.int64)[:, None]
-        lo, hi, steps = np.hstack([samples, lo]), np.hstack([samples, hi]), np.hstack([samples * 0 + 1, steps])
+        lo, hi, steps = np.hstack([samples, lo]), np.hstack([samples, hi]), np.hstack([np.ones_like(samples), steps])
         legend = [*legend, "per_sample: window k reads x[k]; its offsets, sizes and strides are along x[k]'s axes"]
     marks, outlines = _window_marks_many(shape, lo, hi, steps)
     grid = _Grid(tuple(shape), packed_strides(shape), marks)
@@ -786,9 +787,6 @@ def _of_batch(name, given, rest, where):
     dy = shapes[0] if one else f"{len(shapes)} arrays"
     legend = f"{len(counts)} windows; each cell shows the windows whose gradients it receives, summed; . receives 0"
     return _batch(f"cd.{name}: dy {dy} -> {operation.input_shape}", operation.input_shape, operation, counts, [legend])
-
-
-# ---- descriptors: their windows, as they lower them ------------------------------------------------
 
 
 # ---- descriptors: their windows, as they lower them ------------------------------------------------
@@ -909,10 +907,14 @@ def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
     exactly what runs. It is one grid per 2-D slice of the tensor drawn (the input of a slice,
     the result of a gradient, the whole of a SPLIT or JOIN), with the cells a window reads
     numbered in output order, the axes read backwards marked, the padding between rows of a
-    descriptor's tensor hatched (``#``) and SPLIT or JOIN parts coloured. In Jupyter it is
-    drawn as SVG; elsewhere its ``repr`` is text. Large tensors are drawn cut to their first
-    slices, rows and columns, and only what is drawn is computed: a picture costs the same
-    whatever the tensor's size.
+    descriptor's tensor hatched (``#``) and SPLIT or JOIN parts coloured. Many windows
+    (``slice1_batch`` and its gradient) are drawn on one grid, each cell numbered with the
+    windows that read it, each window outlined and numbered (at most ``MAX_OUTLINES``), with an
+    arrow along a drawn axis it reads backwards, and listed in the text (``MAX_LISTED``). In
+    Jupyter it is drawn as SVG; elsewhere its ``repr`` is text. Large tensors are drawn cut to
+    their first slices, rows and columns, and only what is drawn is computed: a picture costs
+    the same whatever the tensor's size (or, for many windows, a word operation per 64 windows
+    and cell drawn).
 
     Parameters
     ----------
@@ -922,6 +924,8 @@ def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
     *args, **kwargs
         For an array function, its arguments, with each array given as its shape (or as the
         array, whose shape is all that is used); ``out`` and ``stream`` are ignored.
+        ``slice1_batch_grad``'s ``dy`` is one shape (or array), or a list of them for windows
+        of their own sizes.
 
     Returns
     -------

@@ -523,7 +523,7 @@ def _run_windows(operation, inputs, outs, stream):
     n = len(offsets)
     element_strides = np.array(window_strides, np.int64)
     starts = offsets @ element_strides
-    if int(strides.min()) < 0:  # a negative stride reads its window from the end
+    if n and int(strides.min()) < 0:  # a negative stride reads its window from the end
         starts += ((strides < 0) * (sizes - 1)) @ element_strides
     if operation.per_sample:
         starts = starts + np.arange(n, dtype=np.int64) * xs[0]

@@ -3,7 +3,8 @@
 //
 // Provides: threadIdx, blockIdx, blockDim, gridDim; __global__, __device__, __forceinline__,
 // __launch_bounds__, __grid_constant__; uint4 and make_uint4; __ldg, __umulhi, __umul64hi,
-// __funnelshift_r, __byte_perm, __uint_as_float and __float_as_uint with CUDA's definitions;
+// __funnelshift_r, __byte_perm, __uint_as_float, __float_as_uint and __double_as_longlong with
+// CUDA's definitions;
 // store (common.cuh's, checked: CUDADML_EMULATED tells common.cuh not to define its plain
 // one); cudadml_launch, the launch loop; and a record of the first fault (an __ldg that is
 // misaligned or outside the inputs, a store that is misaligned or outside the outputs), which
@@ -121,6 +122,12 @@ inline float __uint_as_float(unsigned u) {
 
 inline unsigned __float_as_uint(float f) {
     unsigned u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+inline long long __double_as_longlong(double f) {
+    long long u;
     std::memcpy(&u, &f, sizeof u);
     return u;
 }

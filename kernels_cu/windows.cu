@@ -8,14 +8,17 @@
 //                                 per work item (as strided_copy.cu's gather_flat), loaded 16
 //                                 bytes at a time where the window reads its rows forwards or
 //                                 backwards (stride 1 or -1).
-//   window_grad<K, I, R, S>       every element x of the input gradient (the box `sizes`)
+//   window_grad<K, V, I, R, S>    every element x of the input gradient (the box `sizes`)
 //                                 receives the sum, in window order, of the output gradient's
 //                                 elements whose window read x: no zero-fill pass, no atomics,
 //                                 the same bits on every run. S = 1 (per sample): dimension 0
 //                                 of the box is the window index and only that window is
 //                                 asked; S = 0: every window is asked.
 // E: element bytes (1, 2, 4, 8); I: int, or long long when a window's or the box's byte span
-// passes 2^31; R: rank of the box (1..8); K: how gradients add (GradKind below).
+// passes 2^31; R: rank of the box (1..8); K: how gradients add (GradKind below); V: 1, or
+// min(4, 16 / sizeof(output element)) where the input gradient's innermost stride is 1 (a work
+// item's V elements then leave in one store; more lanes would cost more registers than the
+// wider store saves).
 // Supplied by Python (cudadml/backends/kernels.py): the parameter struct by value, built from a
 // NumPy structured dtype with the same layout, and the window table (a device array with a
 // row per window, built per call: windows change every call, the compiled launch does not,
@@ -233,20 +236,29 @@ template <typename I, int R>
 struct WindowGradParams {
     u64 src, dst;          // output gradient element 0; input gradient element 0
     u64 table;             // N GradWindow rows of R - S dimensions
-    I count;               // input gradient elements: work items
-    Divider<I> sizes[R];   // the input gradient's box
+    I count;               // work items
+    I inner;               // input gradient elements along the innermost axis
+    Divider<I> sizes[R];   // the box of work items (the innermost counts groups of V elements)
     I dst_strides[R];      // in elements
     int windows;           // N
 };
 
-template <int K, typename I, int R, int S>
+// The bits of a sum, as put_lane places words.
+__device__ __forceinline__ unsigned bits_of(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ u64 bits_of(double v) { return (u64)__double_as_longlong(v); }
+template <typename T>
+__device__ __forceinline__ T bits_of(T v) { return v; }
+
+template <int K, int V, typename I, int R, int S>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 window_grad(const __grid_constant__ WindowGradParams<I, R> p) {
     typedef GradKind<K> Kind;
     typedef typename Kind::In In;
-    constexpr int D = R - S;  // dimensions of a window
+    typedef typename Kind::Sum Sum;
+    typedef typename Kind::Out Out;
+    constexpr int D = R - S;  // dimensions of a window; the box's innermost is a window's innermost
     const In* src = reinterpret_cast<const In*>(p.src);
-    typename Kind::Out* dst = reinterpret_cast<typename Kind::Out*>(p.dst);
+    Out* dst = reinterpret_cast<Out*>(p.dst);
     const GradWindow<D>* table = reinterpret_cast<const GradWindow<D>*>(p.table);
     const I base = (I)blockIdx.x * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
     // Items one after another: each walks the windows, and two at once would spill registers.
@@ -254,14 +266,18 @@ window_grad(const __grid_constant__ WindowGradParams<I, R> p) {
     for (int k = 0; k < CUDADML_ITEMS; ++k) {
         const I idx = base + (I)k * CUDADML_BLOCK;
         if (idx >= p.count) break;
+        // A work item is V consecutive elements along the innermost axis (V > 1 only where
+        // the input gradient's innermost stride is 1: they leave in one store).
         I x[R];  // indexed only by constants after unrolling: registers
         I o = 0;
         for_each_coordinate<R>(p.sizes, idx, [&](int d, I c) {
-            x[d] = c;
-            o += c * p.dst_strides[d];
+            x[d] = d == R - 1 ? c * V : c;
+            o += x[d] * p.dst_strides[d];
         });
-        typename Kind::Sum sum = 0;
-        bool read = false;
+        Sum sum[V];
+        unsigned read = 0;  // bit v: element v has a term
+#pragma unroll
+        for (int v = 0; v < V; ++v) sum[v] = 0;
         const int first = S ? (int)x[0] : 0, last = S ? first + 1 : p.windows;
 #pragma unroll 1
         for (int n = first; n < last; ++n) {
@@ -269,7 +285,7 @@ window_grad(const __grid_constant__ WindowGradParams<I, R> p) {
             long long s = __ldg(&w.dy_offset);
             bool inside = true;
 #pragma unroll
-            for (int d = 0; d < D; ++d) {
+            for (int d = 0; d < D - 1; ++d) {  // the outer dimensions: one test for the item
                 const GradDim& dim = w.dims[d];
                 const I t = x[d + S] - (I)__ldg(&dim.start);
                 I c = t, r = 0;
@@ -277,13 +293,41 @@ window_grad(const __grid_constant__ WindowGradParams<I, R> p) {
                 inside = inside && t >= 0 && r == 0 && c < (I)__ldg(&dim.count);
                 s += (long long)c * __ldg(&dim.dy_stride);
             }
-            if (inside) {
-                const typename Kind::Sum v = Kind::load(__ldg(src + s));
-                // The first term is taken as it is, so one window's gradient keeps its bits.
-                sum = read ? Kind::add(sum, v) : v;
-                read = true;
+            if (!inside) continue;
+            const GradDim& dim = w.dims[D - 1];  // the innermost: a test per element
+            const I start = (I)__ldg(&dim.start), count = (I)__ldg(&dim.count);
+            const long long step = __ldg(&dim.step), dy_stride = __ldg(&dim.dy_stride);
+#pragma unroll
+            for (int v = 0; v < V; ++v) {
+                const I t = x[R - 1] + v - start;
+                I c = t, r = 0;
+                if (t > 0 && step != 1) c = step_of<I>(dim).divmod(t, r);
+                if (t >= 0 && r == 0 && c < count) {
+                    const Sum value = Kind::load(__ldg(src + s + (long long)c * dy_stride));
+                    // The first term is taken as it is, so one window's gradient keeps its bits.
+                    sum[v] = read >> v & 1 ? Kind::add(sum[v], value) : value;
+                    read |= 1u << v;
+                }
             }
         }
-        store(dst + o, sum);
+        Out* out = dst + o;
+        unsigned words[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int v = 0; v < V; ++v) put_lane(words, v * (int)sizeof(Out), bits_of((Out)sum[v]));
+        constexpr int BYTES = V * (int)sizeof(Out);  // 4, 8 or 16 where V > 1
+        if (V > 1 && x[R - 1] + V <= p.inner && (reinterpret_cast<u64>(out) & (BYTES - 1)) == 0) {
+            if (BYTES == 16) {
+                store(reinterpret_cast<uint4*>(out), make_uint4(words[0], words[1], words[2], words[3]));
+            } else if (BYTES == 8) {
+                store(reinterpret_cast<u64*>(out), (u64)words[0] | (u64)words[1] << 32);
+            } else {
+                store(reinterpret_cast<unsigned*>(out), words[0]);
+            }
+        } else {
+#pragma unroll
+            for (int v = 0; v < V; ++v) {
+                if (x[R - 1] + v < p.inner) store(out + v, sum[v]);
+            }
+        }
     }
 }

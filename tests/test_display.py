@@ -155,6 +155,7 @@ def test_large_tensors_are_drawn_cut_and_say_so():
         cd.explain(cd.split, (4,), 2),
         cd.explain(cd.strided_slice, (3, 4), np.s_[1, 2]),
         cd.explain(cd.BufferTensorDesc(F32, [2, 2, 2])),
+        cd.explain(cd.slice1_batch, (2, 3, 4), [[0, 1], [1, 0]], [2, 3], [[1, -1], [-1, 1]], per_sample=True),
     ],
 )
 def test_the_svg_is_one_well_formed_document_with_a_cell_per_element(picture):
@@ -373,24 +374,23 @@ def test_a_batch_picture_lists_outlines_and_numbers_each_window_and_arrows_its_f
         "2    .   2 1,2   1",
         "3    .   2   2   .",
     ]
-    assert {o: part for o, (_, part) in picture.grid.marks.items()} == {0: 0, 1: 0, 4: 0, 5: 0, 6: 1, 7: 1} | {
-        9: 2,
-        10: 1,
-        11: 1,
-        13: 2,
-        14: 2,
-    }
+    colours = {o: part for o, (_, part) in picture.grid.marks.items()}  # the first window reading a cell
+    assert colours == {0: 0, 1: 0, 4: 0, 5: 0, 6: 1, 7: 1, 9: 2, 10: 1, 11: 1, 13: 2, 14: 2}
     outlines, tags, arrows = _svg_parts(picture.svg)
     (top,) = {y - r * cd.display._CELL for (_, y, _, _), r in zip(outlines, (0, 1, 2))}  # the grid's top
     cell, left = cd.display._CELL, 30
-    assert outlines == [
-        (left + c * cell, top + r * cell, 2 * cell, 2 * cell) for r, c in ((0, 0), (1, 2), (2, 1))
-    ]
+    assert outlines == [(left + c * cell, top + r * cell, 2 * cell, 2 * cell) for r, c in ((0, 0), (1, 2), (2, 1))]
     assert tags == ["0", "1", "2"]
     # Window 1 reads its columns right to left, along its bottom; window 2 its rows upwards, on its right.
     ((x1, y1, x2, y2), (u1, v1, u2, v2)) = arrows
     assert y1 == y2 and x1 > x2 and left + 2 * cell < x2 < x1 < left + 4 * cell and top + 2 * cell < y1 < top + 3 * cell
     assert u1 == u2 and v1 > v2 and left + 2 * cell < u1 < left + 3 * cell and top + 2 * cell < v2 < v1 < top + 4 * cell
+    both = cd.explain(cd.slice1_batch, (4, 4), [[1, 1]], [3, 2], [-1, -1])
+    assert (
+        repr(both).splitlines()[2]
+        == "window 0: offsets (1, 1), sizes (3, 2), strides (-1, -1) -> (3, 2); flips axes 0, 1"
+    )
+    assert len(_svg_parts(both.svg)[2]) == 2
     unflipped = cd.explain(cd.slice1_batch, BATCH[0], BATCH[1], BATCH[2])
     assert _svg_parts(unflipped.svg)[2] == [] and "flips" not in repr(unflipped)
 
@@ -425,7 +425,8 @@ def test_a_batch_picture_marks_and_outlines_what_each_window_reads(shape, n, per
     drawn = _drawn(shape)
     picture = cd.explain(cd.slice1_batch, shape, offsets, sizes, strides, per_sample=per_sample)
     assert _marks(picture) == {o: label for o, label in _labels(readers).items() if o in drawn}
-    assert {o: part for o, (_, part) in picture.grid.marks.items()} == {o: ks[0] for o, ks in readers.items() if o in drawn}
+    first = {o: ks[0] for o, ks in readers.items() if o in drawn}  # each cell coloured as its first window
+    assert {o: part for o, (_, part) in picture.grid.marks.items()} == first
     # Each window outlined in a slice drawn: around the cells drawn it reads there, in slice and then
     # window order, at most MAX_OUTLINES; its flips where it takes more than one element backwards.
     rows, cols = (shape[-2] if len(shape) > 1 else 1), shape[-1]
@@ -495,13 +496,14 @@ def test_a_batch_gradient_is_drawn_on_its_result_from_dy_or_its_shapes():
 
 
 _X, _DY = np.zeros((4, 4), np.uint32), np.zeros((2, 2, 2), np.uint32)
+_FOUR_BROKEN = [[1, 1], [1, 1], [0, 1], [1, 1], [4, 1]]  # sizes: with offsets -1, 9 and 1 + 4 > 4, windows 1 to 4
 
 
 @pytest.mark.parametrize(
     ("fn", "args", "kwargs"),
     [
         (cd.slice1_batch, (_X, [[0, 0], [3, 3]], [2, 2]), {}),  # window 1 past the end
-        (cd.slice1_batch, (_X, [[0, 0], [-1, 0], [0, 0], [9, 9], [1, 1]], [[1, 1], [1, 1], [0, 1], [1, 1], [4, 1]]), {}),
+        (cd.slice1_batch, (_X, [[0, 0], [-1, 0], [0, 0], [9, 9], [1, 1]], _FOUR_BROKEN), {}),  # 3 shown, 1 counted
         (cd.slice1_batch, (_X, [[0, 0]], [2, 2], [[0, 1]]), {}),  # a zero stride
         (cd.slice1_batch, (_X, [[0, 0], [0, 0]], [2, 2], [[1, 1], [2, 1]]), {}),  # shared sizes, other counts
         (cd.slice1_batch, (_X, [[0], [1]], [2]), {"per_sample": True}),  # 2 windows for 4 samples
@@ -520,13 +522,10 @@ def test_explaining_a_batch_raises_what_the_function_raises(fn, args, kwargs):
     with pytest.raises((TypeError, ValueError)) as raised:
         fn(*args, **kwargs)
     expected = raised.value
-    as_shapes = [
-        arg.shape if isinstance(arg, np.ndarray) else [a.shape for a in arg] if k == 0 and isinstance(arg, list) else arg
-        for k, arg in enumerate(args)
-    ]
-    for given in (args, as_shapes):
+    first = args[0].shape if isinstance(args[0], np.ndarray) else [a.shape for a in args[0]]  # x or dy
+    for arrays in (args, (first, *args[1:])):  # the arrays, or their shapes
         with pytest.raises(type(expected)) as explained:
-            cd.explain(fn, *given, **kwargs)
+            cd.explain(fn, *arrays, **kwargs)
         assert str(explained.value) == str(expected)
 
 
@@ -590,7 +589,7 @@ def test_a_picture_of_ten_thousand_windows_costs_what_it_draws(draw, outlines, u
     assert _best_of_3(lambda: draw().svg) < 0.05
     tracemalloc.start()
     try:
-        draw().svg
+        assert draw().svg
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

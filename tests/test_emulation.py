@@ -130,8 +130,8 @@ REGISTER_LIMITS = {
     ("slice_grad", "long long"): 64,  # today 58: 8 blocks, 50%
     ("gather_windows", "int"): 40,  # today 36: 12 blocks, 75%
     ("gather_windows", "long long"): 48,  # today 44: 10 blocks, 62%
-    ("window_grad", "int"): 32,  # today 32: 16 blocks, 100%
-    ("window_grad", "long long"): 48,  # today 48: 10 blocks, 62%
+    ("window_grad", "int"): 40,  # today 40: 12 blocks, 75%
+    ("window_grad", "long long"): 56,  # today 56: 9 blocks, 56%
 }
 
 
@@ -373,7 +373,7 @@ def _params_dtype(name):
     if family == "gather_windows":
         return kernels.window_params_dtype(np.int32 if args[1] == "int" else np.int64, int(args[2]))
     if family == "window_grad":
-        return kernels.window_grad_params_dtype(np.int32 if args[1] == "int" else np.int64, int(args[2]))
+        return kernels.window_grad_params_dtype(np.int32 if args[2] == "int" else np.int64, int(args[3]))
     index, rank, capacity = args[1], int(args[2]), int(args[3])
     return kernels.copy_batch_dtype(np.int32 if index == "int" else np.int64, rank, capacity)
 
