@@ -280,6 +280,7 @@ def test_empty_batches_are_as_numpy_gives_them(xp):
     assert cd.slice1_batch(x, np.zeros((0, 3), int), (2, 2, 2)).shape == (0, 2, 2, 2)
     assert cd.slice1_batch(x, [], (2, 4, 3), (1, 2, -1)).shape == (0, 2, 2, 3)
     assert cd.slice1_batch(x, np.zeros((0, 3), int), np.zeros((0, 3), int)) == []
+    assert cd.slice1_batch(x, np.zeros((0, 3), int), (2, 2, 2), np.zeros((0, 3), int)).shape == (0, 2, 2, 2)
     assert cd.slice1_batch(x[:0], [], (1, 1), per_sample=True).shape == (0, 1, 1)
     zeros = cd.slice1_batch_grad(xp.zeros((0, 2, 2, 2), np.float32), (3, 4, 5), np.zeros((0, 3), int), (2, 2, 2))
     assert to_host(zeros).tobytes() == np.zeros((3, 4, 5), np.float32).tobytes()
