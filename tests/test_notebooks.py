@@ -36,7 +36,7 @@ TIMEOUT_S = 300
 VOLATILE = "volatile"
 COMPARED = ("text/plain", "text/html", "image/svg+xml")
 #: Notebooks that need an optional package; their test skips without it.
-NEEDS = {"02_tasks.ipynb": "matplotlib", "03_dask.ipynb": "dask", "04_windows.ipynb": "torchvision"}
+NEEDS = {"02_tasks.ipynb": "matplotlib", "03_dask.ipynb": "dask", "04_windows.ipynb": "torch"}
 
 
 def test_there_are_notebooks():

@@ -432,3 +432,21 @@ def test_tensors_under_torch_compile_run_between_graphs():
     assert torch.equal(x.grad, torch.tensor([[2.0, 2, 0, 0], [2, 4, 2, 0], [0, 2, 2, 0], [0, 0, 0, 0]]))
     with pytest.raises(TypeError, match="slice1_batch: has no torch operator"):
         torch.func.vmap(lambda t: cd.slice1_batch(t, [[0, 0]], (2, 2)))(torch.randn(3, 4, 4))
+
+
+def test_sums_in_lanes_equal_sums_by_element(xp, rng, monkeypatch):
+    """Large gradients add four elements per work item (kernels.SUM_LANES_FROM); forced on
+    for small ones here, the bits are the oracle's."""
+    monkeypatch.setattr(kernels, "SUM_LANES_FROM", 0)
+    runner._windows_entries.cache_clear()
+    try:
+        for dtype in (np.float16, np.float32, np.float64, np.int8):
+            shape = (5, 6, 13)
+            offsets, sizes, strides = random_windows(rng, shape, 6, shared=True)
+            results = forward_oracle(np.empty(shape), offsets, sizes, strides, False)
+            dys = [(rng.standard_normal(r.shape) * 8).astype(dtype) for r in results]
+            got = cd.slice1_batch_grad(xp.asarray(np.stack(dys)), shape, offsets, sizes, strides)
+            want = grad_oracle(dys, shape, offsets, sizes, strides, False, dtype)
+            assert to_host(got).tobytes() == want.tobytes(), dtype
+    finally:
+        runner._windows_entries.cache_clear()
