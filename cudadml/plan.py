@@ -19,6 +19,7 @@ forwards, outermost stride first.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -205,19 +206,11 @@ class WindowPlan:
     @property
     def packed(self) -> bool:
         """Whether each window's output is one run of elements, in order."""
-        expected = 1
-        for n, stride in zip(reversed(self.sizes), reversed(self.out_strides)):
-            if stride != expected:
-                return False
-            expected *= n
-        return True
+        return is_packed(self.sizes, self.out_strides)
 
     @property
     def output_bytes(self) -> int:
-        n = self.element_size * self.num_windows
-        for s in self.sizes:
-            n *= s
-        return n
+        return self.element_size * self.num_windows * math.prod(self.sizes)
 
 
 @dataclass(frozen=True)
@@ -244,10 +237,17 @@ class WindowGradPlan:
 
     @property
     def output_bytes(self) -> int:
-        n = self.element_size
-        for s in self.sizes:
-            n *= s
-        return n
+        return self.element_size * math.prod(self.sizes)
+
+
+def is_packed(sizes, strides) -> bool:
+    """Whether elements over ``sizes`` at element ``strides`` are one run, in order."""
+    expected = 1
+    for n, stride in zip(reversed(sizes), reversed(strides)):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
 
 
 def plan_slice(element_size, windows, in_strides, out_strides) -> CopyPlan:

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from ..plan import CopyPlan, SliceGradPlan, WindowGradPlan, WindowPlan
+from ..plan import CopyPlan, SliceGradPlan, WindowGradPlan, WindowPlan, is_packed
 
 # The launch shape, measured on the H100 over every benchmark case (benchmarks/README.md):
 # small blocks of two items per thread put more independent blocks on each SM than 256 x 4
@@ -417,16 +417,6 @@ class Launch:
         return f"<Launch {self.name} grid={self.grid}>"
 
 
-def _packed(job) -> bool:
-    """Whether the job's output elements are one run of bytes, in order."""
-    expected = 1
-    for n, stride in zip(reversed(job.sizes), reversed(job.out_strides)):
-        if stride != expected:
-            return False
-        expected *= n
-    return True
-
-
 def _copy_launches(plan: CopyPlan) -> list[Launch]:
     """One launch for the whole batch, unless its parameter struct would pass the driver's
     limit: then groups of the largest capacity that fits. Every group uses one kernel:
@@ -440,7 +430,7 @@ def _copy_launches(plan: CopyPlan) -> list[Launch]:
     """
     e = plan.element_size
     rows = all(j.in_strides[-1] == 1 and j.out_strides[-1] == 1 and j.sizes[-1] * e >= MIN_ROW_BYTES for j in plan.jobs)
-    flat = rows and all(_packed(j) for j in plan.jobs)
+    flat = rows and all(is_packed(j.sizes, j.out_strides) for j in plan.jobs)
     boxes = []
     for j in plan.jobs:
         src, dst = (*j.in_strides[:-1], 0), (*j.out_strides[:-1], 0)
