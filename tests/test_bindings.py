@@ -559,3 +559,18 @@ def test_outputs_meet_agrees_with_every_pair(rng):
             lows[j] < highs[k] and lows[k] < highs[j] for k in range(first_output, n) for j in range(n) if j != k
         )
         assert overlap.outputs_meet(lows, highs, first_output) == expected
+
+
+def test_remembered_bindings_are_forgotten_when_one_dies():
+    """Ids identify remembered arrays only while they live: the death of one forgets them all,
+    before its id can be reused."""
+    from cudadml.bindings import _remembered
+
+    class Array:
+        pass
+
+    arrays = [Array(), Array()]
+    state = _remembered(arrays, ([1], [2]), 3)
+    assert state[0] == tuple(map(id, arrays))
+    del arrays[0]
+    assert state[0] is None

@@ -273,3 +273,30 @@ def test_a_batch_is_bound_like_any_operator(rng):
     assert np.array_equal(outs[3].view(np.float32)[:8], x[:8]) and np.array_equal(outs[3].view(np.float32)[8:], x[8:])
     with pytest.raises(cd.BindingError, match=r"inputs\[1\] \(descs\[1\] Split inputs\[0\]\): the bound range of 4"):
         batch.execute([x, b[:4], x, x[8:]], outs)
+
+
+@pytest.mark.gpu
+def test_the_same_cupy_arrays_again_are_bound_without_checking_them_again(rng):
+    """A batch executed in a loop on the same buffers pays one identity test per binding; new
+    arrays, in any position, are checked again (an output over an input is still refused)."""
+    import cupy
+
+    descs = _three() * 3  # 9 operators, 12 inputs and 12 outputs: the many-bindings path
+    inputs = [cupy.asarray(random_array(t.sizes, t.data_type.numpy_dtype, rng)) for d in descs for t in d.input_tensors]
+    outputs = [cupy.empty(t.sizes, t.data_type.numpy_dtype) for d in descs for t in d.output_tensors]
+    batch = cd.compile_batch(descs)
+    for _ in range(3):  # new values in the same arrays: each run moves them
+        for x in inputs:
+            x[...] = cupy.asarray(random_array(x.shape, x.dtype, rng))
+        batch.execute(inputs, outputs)
+        assert to_host(outputs[0]).tobytes() == to_host(inputs[0][1:3, 1::2]).tobytes()
+        assert to_host(outputs[3]).tobytes() == to_host(cupy.concatenate(inputs[2:4])).tobytes()
+    over = list(outputs)
+    over[3] = inputs[0].view(np.uint8)[:64].view(np.float32).reshape(4, 4)  # the JOIN's output over inputs[0]
+    before = to_host(inputs[0]).copy()
+    with pytest.raises(cd.BindingError, match=r"outputs\[3\] .* overlaps inputs\[0\]"):
+        batch.execute(inputs, over)
+    assert to_host(inputs[0]).tobytes() == before.tobytes()
+    outputs[0] = cupy.empty_like(outputs[0])  # a new array where the old one was
+    batch.execute(inputs, outputs)
+    assert to_host(outputs[0]).tobytes() == to_host(inputs[0][1:3, 1::2]).tobytes()
