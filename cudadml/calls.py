@@ -505,8 +505,8 @@ class StridedSliceGrad(NamedTuple):
 
 # ---- many windows --------------------------------------------------------------------------------
 # The windows of ``slice1_batch`` change from call to call (random crops), so they are arrays,
-# checked all at once, and never part of a cache key: ``key`` is what the compiled launch
-# depends on.
+# checked all at once, and never part of a cache key (``runner`` keys what it compiles by the
+# sizes and layouts alone).
 
 #: Windows whose broken rules a ``DescriptorError`` spells out; the rest are counted.
 _WINDOWS_SHOWN = 3
@@ -532,6 +532,10 @@ def _window_array(value, field, name, d):
         return np.array(flat, object).reshape(a.shape)
     if a.dtype.kind not in "iu":
         raise TypeError(f"{name}: {field} must hold integers, not {a.dtype}")
+    if isinstance(value, (list, tuple)) and any(
+        isinstance(v, (bool, np.bool_)) for v in np.asarray(value, dtype=object).ravel()
+    ):  # NumPy reads True among ints as 1; a bool is no integer here, as everywhere else
+        raise TypeError(f"{name}: {field} must hold integers, not bool")
     if a.dtype == np.uint64 and a.max() >= 2**63:
         return a.astype(object)
     return a.astype(np.int64, copy=False)
@@ -611,12 +615,11 @@ class Slice1Batch(NamedTuple):
             dtype = np.dtype(np.uint64)  # moved as pairs of words (``words``)
         t = data_type(dtype, self.directml_types)
         bounds = tuple(shape[1:] if self.per_sample else shape)
-        if n:  # the rules every window shares (ranks, types, level), on a window of all of x
-            _shared_rules(name, t, bounds, self.feature_level)
-        # Which windows break a rule of their own. The descriptor holds the rules and their
-        # messages; it is asked about those windows only (a test keeps the two in step).
         if not n:
             return np.zeros((0, d), np.int64)
+        _shared_rules(name, t, bounds, self.feature_level)  # ranks, types, level: on all of x
+        # Which windows break a rule of their own. The descriptor holds the rules and their
+        # messages; it is asked about those windows only (a test keeps the two in step).
         huge = object in (offsets.dtype, sizes.dtype, strides.dtype)  # a value past int64
         ends = np.array(bounds, object if huge else np.int64)
         smallest, largest = (int(strides.min()), int(strides.max())) if not huge else (0, 0)
@@ -634,7 +637,7 @@ class Slice1Batch(NamedTuple):
             self._refuse(t, bounds, np.flatnonzero(np.broadcast_to(bad, (n, d)).any(axis=1)))
         counts = sizes if smallest >= -1 and largest <= 1 else 1 + (sizes - 1) // np.abs(strides)
         counts = np.broadcast_to(counts, (n, d))
-        if self.shared and self.strides.ndim == 2 and n and (counts != counts[0]).any():
+        if self.shared and self.strides.ndim == 2 and (counts != counts[0]).any():
             k = int(np.flatnonzero((counts != counts[0]).any(axis=1))[0])
             raise ValueError(
                 f"{name}: window {k} takes {tuple(map(int, counts[k]))} elements and window 0 "

@@ -233,11 +233,16 @@ class WindowGradPlan:
     @property
     def element_size(self) -> int:
         """Bytes of an output element (a float for a half's sum)."""
-        return 4 if self.kind == 22 else self.kind % 10
+        return grad_element_size(self.kind)
 
     @property
     def output_bytes(self) -> int:
         return self.element_size * math.prod(self.sizes)
+
+
+def grad_element_size(kind) -> int:
+    """Bytes of the element a ``WindowGradPlan`` of ``kind`` writes (a float for a half's sum)."""
+    return 4 if kind == 22 else kind % 10
 
 
 def is_packed(sizes, strides) -> bool:

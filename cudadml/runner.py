@@ -16,6 +16,7 @@ Adapters for other array libraries run their operations here on views of their a
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import operator
 import sys
@@ -450,11 +451,13 @@ class _WindowsEntry:
         else:  # a plan of copy jobs reads no table
             table_address, done = 0, None
         ins = [addresses[0][0], table_address, *addresses[0][1:]]
-        backend.run(
-            prepared, (ins, addresses[1]), ([owners[0][0], table, *owners[0][1:]], owners[1]), stream, address_bits
-        )
-        if done is not None:
-            done(stream)
+        try:
+            backend.run(
+                prepared, (ins, addresses[1]), ([owners[0][0], table, *owners[0][1:]], owners[1]), stream, address_bits
+            )
+        finally:  # the copy is queued: its memory stays until the stream passes this point
+            if done is not None:
+                done(stream)
 
 
 _windows_entries = functools.lru_cache(maxsize=256)(_WindowsEntry)
@@ -544,14 +547,13 @@ def _run_windows(operation, inputs, outs, stream):
         return [out]
     os = tuple(s // e for s in out.strides)
     plan, table = plan_windows(e, starts, steps, shapes[0][1:], os[1:], os[0], in_extent)
-    if not plan.packed or _misaligned((x, out), e):
+    entry_for = _windows_entries  # compiled once for these sizes and layouts
+    if not plan.packed or _misaligned((x, out), e):  # copy jobs, the windows in them: per call
         jobs = [
             CopyJob(0, 0, plan.sizes, tuple(r[1:]), plan.out_strides, int(r[0]), k * os[0]) for k, r in enumerate(table)
         ]
-        plan = CopyPlan(e, tuple(j.simplified() for j in jobs))
-        table = np.empty(0, np.int64)
-    entry = _windows_entries(name, e, (_view(x, e),), ((e, *_view(out, e)),), plan, device)
-    entry.run([x], [out], table, new, stream)
+        plan, table, entry_for = CopyPlan(e, tuple(j.simplified() for j in jobs)), np.empty(0, np.int64), _WindowsEntry
+    entry_for(name, e, (_view(x, e),), ((e, *_view(out, e)),), plan, device).run([x], [out], table, new, stream)
     return [out]
 
 
@@ -616,6 +618,15 @@ def _run_window_grad(operation, inputs, outs, stream):
         _result_view(name, 0, (out.shape, out.strides, out.dtype), shape, dtype)
     if out.size == 0:
         return [out]
+    # The kernel reads and writes whole elements: a gradient at an address that is not a
+    # multiple of its element size is read from an aligned copy (dy is only read), once out's
+    # rules have held against dy as given.
+    if _misaligned(inputs, dtype.itemsize):
+        if not new:
+            size = dtype.itemsize
+            views = tuple(_view(a, size) for a in inputs)
+            _WindowsEntry(name, size, views, ((size, *_view(out, size)),), None, device).bindings.bind(inputs, [out])
+        inputs = [a.copy() if address_of(a) % dtype.itemsize else a for a in inputs]
     if real is not None:  # complex numbers add as pairs of reals; 16-byte words move as pairs
         _check_words_rank(operation, shape)
         inputs, out_words = [_pairs(a, real) for a in inputs], _pairs(out, real)
@@ -623,11 +634,15 @@ def _run_window_grad(operation, inputs, outs, stream):
         out_words = out
     e = inputs[0].itemsize
     in_views = tuple(_view(a, e) for a in inputs)
+    # Windows of their own sizes bind one array each: their entry is not kept (per call).
+    entry_for = _windows_entries if operation.shared else _WindowsEntry
     target = out_words
-    if sum_kind == 22:  # halves are summed as floats and rounded once, into out afterwards
-        target = _empty(kind, out_words.shape, np.float32)
-        if not new:  # out's rules all the same
-            _windows_entries(name, e, in_views, ((e, *_view(out, e)),), None, device).bindings.bind(inputs, [out])
+    if sum_kind == 22 or _misaligned((out,), dtype.itemsize):
+        # Halves are summed as floats and rounded once; a misaligned out is written from an
+        # aligned one. Into out afterwards, whose binding rules hold all the same.
+        target = _empty(kind, out_words.shape, np.float32 if sum_kind == 22 else out_words.dtype)
+        if not new:
+            entry_for(name, e, in_views, ((e, *_view(out_words, e)),), None, device).bindings.bind(inputs, [out_words])
     offsets, sizes, strides = operation.offsets, operation.sizes, operation.strides
     n, d = offsets.shape
     starts = np.where(strides < 0, offsets + sizes - 1, offsets)
@@ -649,14 +664,11 @@ def _run_window_grad(operation, inputs, outs, stream):
     table = kernels.grad_window_table(dy_offsets, starts, steps, counts, dy_strides)
     out_view = _view(target, target.itemsize)
     plan = WindowGradPlan(sum_kind, target.shape, out_view[1], operation.per_sample, n)
-    entry = _windows_entries(name, e, in_views, ((target.itemsize, *out_view),), plan, device)
+    entry = entry_for(name, e, in_views, ((target.itemsize, *out_view),), plan, device)
     entry.run(inputs, [target], table, new or target is not out_words, stream)
     if target is not out_words:
-        if kind == "cupy" and stream is not None:
-            with stream:
-                out[...] = target.astype(dtype)
-        else:
-            out[...] = target.astype(dtype)
+        with stream if kind == "cupy" and stream is not None else contextlib.nullcontext():
+            out_words[...] = target.astype(out_words.dtype)
     return [out]
 
 

@@ -256,6 +256,8 @@ def test_the_batch_check_agrees_with_the_descriptor_window_by_window(rng):
         ("window_offsets", [[np.nan, 1]], TypeError, "window_offsets must hold integers, not float64"),
         ("window_offsets", [[None, 1]], TypeError, r"window_offsets\[...\] must be an integer, not NoneType"),
         ("window_offsets", [[True, False]], TypeError, "window_offsets must hold integers, not bool"),
+        ("window_offsets", [[True, 0]], TypeError, "window_offsets must hold integers, not bool"),
+        ("window_sizes", (np.bool_(True), 2), TypeError, "window_sizes must hold integers, not bool"),
         ("window_offsets", [[0, 1], [2]], ValueError, "window_offsets must be an array of rows of 2 integers"),
         ("window_offsets", [0, 1], ValueError, r"window_offsets has shape \(2,\); it must be \(N, 2\)"),
         ("window_sizes", [[2, 2, 2]], ValueError, r"window_sizes has shape \(1, 3\); it must be \(2,\) for all"),
@@ -326,6 +328,36 @@ def test_misaligned_arrays_take_narrower_words(rng):
         with cd.use_host_backend(backend):
             got = cd.slice1_batch(x, [[0, 1], [2, 3]], (3, 4), [[1, -1], [-1, 1]])
         assert got.tobytes() == np.stack([x[0:3, 4:0:-1], x[4:1:-1, 3:7]]).tobytes()
+
+
+def test_misaligned_gradients_and_outs_are_exact(rng):
+    """A float32 dy and out one byte into their buffers: read from an aligned copy, written
+    through an aligned one; an out over dy is still refused."""
+    raw_dy, raw_out = np.zeros(4 * 2 * 3 * 4 + 1, np.uint8), np.zeros(4 * 6 * 7 + 1, np.uint8)
+    dy = raw_dy[1:].view(np.float32).reshape(2, 3, 4)
+    dy[...] = rng.standard_normal(dy.shape)
+    out = raw_out[1:].view(np.float32).reshape(6, 7)
+    offsets, strides = [[0, 1], [2, 2]], [[1, -1], [-1, 1]]
+    want = grad_oracle(list(dy), (6, 7), offsets, (3, 4), strides, False, np.float32)
+    for backend in ("reference", "emulate"):
+        with cd.use_host_backend(backend):
+            got = cd.slice1_batch_grad(dy, (6, 7), offsets, (3, 4), strides, out=out)
+            assert got is out and out.tobytes() == want.tobytes()
+            with pytest.raises(cd.BindingError, match="overlaps"):
+                cd.slice1_batch_grad(dy[:, :2, :2], (2, 2), [[0, 0]] * 2, (2, 2), out=dy[0, :2, :2])
+
+
+def test_per_call_plans_are_not_kept(rng):
+    """Copy jobs that hold the windows (a strided out) and entries binding one array per window
+    are built per call: the cache keeps compiled launches only."""
+    x = random_array((16, 16), np.float32, rng)
+    runner._windows_entries.cache_clear()
+    out = np.empty((4, 8, 8, 2), np.float32)[..., 0]  # rows not contiguous: copy jobs
+    for _ in range(3):
+        cd.slice1_batch(x, rng.integers(0, 9, (4, 2)), (8, 8), out=out)
+        dys = [np.ones((2, 3), np.float32), np.ones((3, 2), np.float32)]
+        cd.slice1_batch_grad(dys, (16, 16), rng.integers(0, 9, (2, 2)), [[2, 3], [3, 2]])
+    assert runner._windows_entries.cache_info().currsize == 0
 
 
 def test_sixteen_byte_elements_move_as_word_pairs(xp, rng):

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from ..plan import CopyPlan, SliceGradPlan, WindowGradPlan, WindowPlan, is_packed
+from ..plan import CopyPlan, SliceGradPlan, WindowGradPlan, WindowPlan, grad_element_size, is_packed
 
 # The launch shape, measured on the H100 over every benchmark case (benchmarks/README.md):
 # small blocks of two items per thread put more independent blocks on each SM than 256 x 4
@@ -573,7 +573,7 @@ def _grad_lanes(kind, per_sample, rank, elements=None) -> int:
     """window_grad's V where the innermost axis is contiguous: elements of up to 16 bytes in
     all, at most GRAD_LANES. Sums of rank 8 stay at 1 (the lanes' registers would spill), and
     so do sums of fewer than SUM_LANES_FROM * V elements (``elements``; None: any)."""
-    lanes = min(GRAD_LANES, CHUNK // (4 if kind == 22 else kind % 10))
+    lanes = min(GRAD_LANES, CHUNK // grad_element_size(kind))
     if not per_sample and (rank == MAX_RANK or (elements is not None and elements < SUM_LANES_FROM * lanes)):
         return 1
     return lanes
