@@ -481,6 +481,19 @@ class Bindings:
             self._last_passed = _remembered(given, *bound)  # every rule held
         return "cupy", bound[0], (inputs, outputs), bound[1]
 
+    def bind_addresses(self, inputs, outputs, new_outputs, device):
+        """``bind`` for device memory on ``device`` given as the addresses of arrays laid out as
+        compiled (an adapter's arrays, whose layouts its cache key matched), a placed output
+        as the address of the buffer that holds it: the rules left are the device and, for
+        outputs not ``new_outputs``, overlap. The owners returned are the addresses."""
+        if device != self.device and self.device is not None:
+            self.refuse([f"the arrays are on device {device}; the operator was compiled for device {self.device}"])
+        addresses = inputs + outputs
+        for k in self._placed:
+            addresses[k] += self.slots[k].placed_at
+        address_bits = functools.reduce(operator.or_, addresses, 0)
+        return self._bound_device(addresses, addresses, new_outputs, address_bits)
+
     def _bound_device(self, given, addresses, new_outputs, address_bits):
         """``bind``'s result for CuPy bindings at ``addresses`` that passed every other rule."""
         if not new_outputs:

@@ -154,6 +154,10 @@ class CompiledOperator:
         the outputs were allocated for this call, so they overlap nothing."""
         self._run(self._bindings.bind(inputs, outputs, True, new_outputs), stream)
 
+    def _execute_addresses(self, inputs, outputs, stream_ptr, new_outputs, device):
+        """``_execute_known_layouts`` for device memory given by address (``runner.run_on_device``)."""
+        self._run(self._bindings.bind_addresses(inputs, outputs, new_outputs, device), stream_ptr)
+
     def _run(self, bound, stream):
         kind, addresses, owners, address_bits = bound
         backend = CUDA if kind == "cupy" else backend_for(kind)

@@ -34,7 +34,7 @@ from .errors import BindingError
 from .plan import CopyJob, CopyPlan, WindowGradPlan, plan_windows
 from .tensor import MAX_DIMENSIONS, packed_strides
 
-__all__ = ["CACHE_BYTES", "PLAIN", "describe", "run"]
+__all__ = ["CACHE_BYTES", "ELEMENT_STRIDES", "PLAIN", "describe", "entry_for", "run", "run_on_device"]
 
 #: Bound on the estimated bytes of the compiled operators the array functions keep; the least
 #: recently used are dropped past it. An entry costs about ``_ENTRY_BYTES`` plus
@@ -197,23 +197,14 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
     if operation.directml_types is False and dtype.itemsize == 16:
         return _on_words(operation, inputs, outs, stream)
     kind = "numpy" if isinstance(x, np.ndarray) else "cupy"
-    call = _new_call(
-        Call,
-        (
-            operation.function,
-            operation,
-            kind,
-            None if kind == "numpy" else x.data.device_id,
-            dtype,
-            ((x.shape, x.strides),) if len(inputs) == 1 else tuple(zip(map(_SHAPE, inputs), map(_STRIDES, inputs))),
-            None if outs is None else _out_layouts(outs),
-        ),
+    entry = entry_for(
+        operation,
+        kind,
+        None if kind == "numpy" else x.data.device_id,
+        dtype,
+        ((x.shape, x.strides),) if len(inputs) == 1 else tuple(zip(map(_SHAPE, inputs), map(_STRIDES, inputs))),
+        None if outs is None else _out_layouts(outs),
     )
-    entry = _ENTRIES.get(call)
-    if entry is None:
-        entry = _CACHE.get(call)
-    else:
-        entry.used = True  # as _Cache.get marks a hit, without the call
     if entry.bound_inputs is not None:
         inputs = [inputs[k] for k in entry.bound_inputs]
     if outs is not None:
@@ -238,6 +229,41 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
         else:
             out[...] = 0
     return outs
+
+
+#: The ``kind`` of ``entry_for`` for device memory whose layouts give strides in elements.
+ELEMENT_STRIDES = "device, strides in elements"
+
+
+def entry_for(operation, kind, device, dtype, layouts, out_layouts):
+    """The cached entry of ``operation`` on arrays of memory ``kind`` ("numpy" or "cupy": host
+    or device; ``ELEMENT_STRIDES``: device, with strides in elements) on ``device``, of NumPy
+    ``dtype`` and ``layouts`` (per input ``(shape, strides)``, strides in bytes unless said),
+    into outputs of ``out_layouts`` (per output ``(shape, strides, dtype)``, or None for new
+    results); built on a miss, which raises for a call that breaks a rule."""
+    call = _new_call(Call, (operation.function, operation, kind, device, dtype, layouts, out_layouts))
+    entry = _ENTRIES.get(call)
+    if entry is None:
+        return _CACHE.get(call)
+    entry.used = True  # as _Cache.get marks a hit, without the call
+    return entry
+
+
+def run_on_device(entry, inputs, outputs, stream_ptr, new_outputs, device):
+    """An ``entry_for`` device memory run on buffers given by address: ``inputs`` and
+    ``outputs`` list the address of each array's element 0, laid out as the entry's key said
+    (for several new results: the address of their one allocation, sized ``entry.total``),
+    all on ``device``; launched on the stream ``stream_ptr`` (a handle), with ``device``
+    current. For adapters of libraries whose device arrays are not CuPy's, without a CuPy view
+    of each. A result nothing moves into (``entry.zeros``) is the caller's to fill."""
+    op = entry.op
+    if op is None:
+        return
+    if entry.bound_inputs is not None:
+        inputs = [inputs[k] for k in entry.bound_inputs]
+    if entry.bound_outputs is not None:
+        outputs = [outputs[k] for k in entry.bound_outputs]
+    op._execute_addresses(inputs, outputs, stream_ptr, new_outputs, device)
 
 
 class _Plain:
@@ -303,13 +329,14 @@ def describe(operation, dtype, shapes) -> tuple:
 # ---- building a call's entry (from the call alone) -----------------------------------------------
 
 
-def _element_view(layout, itemsize, axes):
-    """``(shape, element strides)`` of an input's ``(shape, byte strides)``, and where the
-    tensor's dimensions are other axes (``axes``), the tensor's element strides."""
+def _element_view(layout, per_element, axes):
+    """``(shape, element strides)`` of an input's ``(shape, strides)`` (``per_element`` stride
+    units make an element: its bytes, or 1 for strides in elements), and where the tensor's
+    dimensions are other axes (``axes``), the tensor's element strides."""
     shape, strides = layout
-    if any(s % itemsize for s in strides):
-        raise ValueError(f"an input has strides {strides}, not whole {itemsize}-byte elements")
-    view = shape, tuple(s // itemsize for s in strides)
+    if any(s % per_element for s in strides):
+        raise ValueError(f"an input has strides {strides}, not whole {per_element}-byte elements")
+    view = tuple(shape), tuple(s // per_element for s in strides)
     return view if axes is None else (*view, _mapped_strides(view[1], axes))
 
 
@@ -319,32 +346,35 @@ def _mapped_strides(strides, axes):
     return tuple(0 if r is None else strides[r] for r in axes)
 
 
-def _result_view(name, k, out_layout, shape, dtype):
+def _result_view(name, k, out_layout, shape, dtype, per_element=None):
     """The layout result ``k`` is compiled for: ``out``'s, checked against the result's shape
-    and dtype, or packed for a fresh result."""
+    and dtype, or packed for a fresh result. ``per_element``: how many of ``out``'s stride
+    units make an element (by default its bytes: strides in bytes)."""
     if out_layout is None:
         return tuple(shape), packed_strides(shape)
     out_shape, out_strides, out_dtype = out_layout
+    out_shape, per_element = tuple(out_shape), per_element or dtype.itemsize
     if out_dtype != dtype:
         raise TypeError(f"{name}: out has dtype {out_dtype}; the result has dtype {dtype}")
     where = f"{name}.execute: outputs[{k}]"
     if out_shape != tuple(shape):
         raise BindingError([f"{where}: out has shape {out_shape}; the result has shape {tuple(shape)}"])
-    if any(s % dtype.itemsize for s in out_strides):
+    if any(s % per_element for s in out_strides):
         raise BindingError([f"{where}: out has strides {out_strides}, not whole {dtype.itemsize}-byte elements"])
-    return out_shape, tuple(s // dtype.itemsize for s in out_strides)
+    return out_shape, tuple(s // per_element for s in out_strides)
 
 
 def _build(call):
-    _, operation, _, device, dtype, layouts, out_layouts = call
+    _, operation, kind, device, dtype, layouts, out_layouts = call
     name = operation.NAME
+    per_element = 1 if kind == ELEMENT_STRIDES else dtype.itemsize  # stride units in an element
     d = operation.describe(dtype, [shape for shape, _ in layouts])
     shapes = d.shapes
     outs = out_layouts or (None,) * len(shapes)
     bound_outputs = d.bound_outputs if d.desc is not None else ()
     for k in range(len(shapes)):  # out= of results nothing is bound for is checked all the same
         if k not in bound_outputs and outs[k] is not None:
-            _result_view(name, k, outs[k], shapes[k], dtype)
+            _result_view(name, k, outs[k], shapes[k], dtype, per_element)
     offsets = total = None
     if getattr(operation, "MANY_RESULTS", False):
         offsets, total = [], 0
@@ -354,10 +384,10 @@ def _build(call):
         offsets = tuple(offsets)
     if d.desc is None:
         return _Entry(None, shapes, (), bound_outputs, zeros=d.zeros, offsets=offsets, total=total or 0)
-    in_views = [_element_view(layouts[k], dtype.itemsize, d.input_axes) for k in d.bound_inputs]
+    in_views = [_element_view(layouts[k], per_element, d.input_axes) for k in d.bound_inputs]
     out_views = []
     for k in bound_outputs:
-        view = _result_view(name, k, outs[k], shapes[k], dtype)
+        view = _result_view(name, k, outs[k], shapes[k], dtype, per_element)
         out_views.append(view if d.output_axes is None else (*view, _mapped_strides(view[1], d.output_axes)))
     placed_at = [offsets[k] for k in bound_outputs] if offsets is not None and out_layouts is None else None
     op = CompiledOperator(d.desc, device, views=(in_views, out_views), placed_at=placed_at, load=False)

@@ -174,6 +174,54 @@ def test_cuda_calls_run_on_the_current_torch_stream(rng):
     assert same_bits(y, new.flip(0)[:, 3:]) and same_bits(parts[1], new[:, 128:])
 
 
+@pytest.fixture
+def cuda():
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    return torch.device("cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("name", "fn", "shapes"), CASES, ids=IDS)
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float64])
+def test_cuda_tensors_run_by_address_without_views(cuda, rng, monkeypatch, name, fn, shapes, dtype):
+    """Plain CUDA calls bind the tensors' addresses: no CuPy view, results from torch's
+    allocator; views of odd layouts (transposed, offset, expanded) as inputs."""
+    monkeypatch.setattr(adapter, "_view", lambda *a: pytest.fail("a CuPy view was made"))
+    tensors = []
+    for t in _inputs([(*s[:-1], s[-1] + 2) for s in shapes], dtype, cuda, rng):
+        t = t[..., 1:-1]  # an offset, non-contiguous view
+        tensors.append(t.expand(1, *t.shape)[0] if t.ndim > 2 else t.t().contiguous().t())
+    got = fn(*tensors)
+    expected = fn(*[t.cpu().numpy() for t in tensors])
+    got, expected = (got, expected) if name == "split" else ([got], [expected])
+    for g, e in zip(got, expected):
+        assert g.is_cuda and g.dtype == tensors[0].dtype and same_bits(g, torch.from_numpy(np.ascontiguousarray(e)))
+
+
+@pytest.mark.gpu
+def test_cuda_calls_that_need_views_or_break_rules(cuda, rng):
+    """What the addressed route hands to the views' route: the same results and messages."""
+    z = torch.from_numpy(random_array((4, 6), np.complex64, rng)).to(cuda)
+    flipped = cd.strided_slice(z.conj(), np.s_[::-1], directml_types=False)
+    assert same_bits(flipped, z.conj().resolve_conj().flip(0))
+    w = torch.from_numpy(random_array((4, 6), np.complex128, rng)).to(cuda)
+    assert same_bits(cd.split(w, 2, axis=1, directml_types=False)[1], w[:, 3:])
+    b = torch.randn(4, 6, device=cuda).to(torch.bfloat16)
+    assert torch.equal(cd.strided_slice(b, np.s_[::-1, 1::2], directml_types=False), b.flip(0)[:, 1::2])
+    x = torch.from_numpy(random_array((4, 6), np.float32, rng)).to(cuda)
+    with pytest.raises(TypeError, match=r"Join: xs\[1\] has dtype float64, xs\[0\] has float32"):
+        cd.join([x, x.double()])
+    with pytest.raises(TypeError, match=r"out has dtype float64; the result has dtype float32"):
+        cd.strided_slice(x, np.s_[:], out=torch.empty(4, 6, dtype=torch.float64, device=cuda))
+    before = x.clone()
+    with pytest.raises(cd.BindingError, match=r"outputs\[0\] overlaps inputs\[0\] in memory"):
+        cd.strided_slice(x[:, :3], np.s_[:, ::-1], out=x[:, 1:4])
+    assert torch.equal(x, before)
+    empty = cd.strided_slice_grad(torch.empty(0, 6, device=cuda), (4, 6), np.s_[4:])
+    assert empty.shape == (4, 6) and empty.eq(0).all()
+
+
 def test_torch_is_imported_only_by_a_caller_who_has():
     code = (
         "import sys, numpy as np, cudadml as cd\n"

@@ -610,10 +610,11 @@ def prepare(plan) -> tuple[Launch, ...]:
 
 
 def run(launches, inputs, outputs, stream=None) -> None:
-    """Launch on ``stream`` (the current CuPy stream when None); addresses are ints."""
+    """Launch on ``stream`` (a CuPy stream or a stream handle; the current CuPy stream when
+    None); addresses are ints."""
     if _runtime is None:
         _loader()
-    stream_ptr = stream.ptr if stream is not None else _current_stream().ptr
+    stream_ptr = stream if type(stream) is int else stream.ptr if stream is not None else _current_stream().ptr
     for launch in launches:
         launch(inputs, outputs, stream_ptr)
 

@@ -2,9 +2,11 @@
 
 The package registers this adapter (``adapters.register_adapter``), so this module, and torch,
 are imported only by a call that holds a tensor, whose caller has imported torch. A call's
-operation (``calls``) runs on zero-copy views of the tensors (``runner``): NumPy views of CPU
-tensors (the host backend), CuPy views of CUDA tensors (the kernels, on the device of the
-tensors and their current torch stream). Its results are wrapped back without a copy.
+operation (``calls``) runs through the runner: CUDA tensors by their addresses and layouts
+(``runner.run_on_device``: the kernels, on the device of the tensors and their current torch
+stream, into results from torch's allocator), CPU tensors as zero-copy NumPy views (the host
+backend), wrapped back without a copy. (A CUDA call given a stream, or of 16-byte elements as
+words, or of conjugate views, runs on CuPy views of the tensors.)
 
 The operations are PyTorch operators too, in the ``cudadml`` namespace
 (``torch.ops.cudadml.slice``, ``slice1``, ``slice_grad``, ``split``, ``join``, each with an
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 import warnings
 
 import numpy as np
@@ -35,7 +38,8 @@ import torch
 from .. import calls
 from ..enums import FeatureLevel
 from ..indexing import window_params
-from ..runner import PLAIN, describe, run
+from ..runner import ELEMENT_STRIDES, PLAIN, describe, entry_for, run, run_on_device
+from ..tensor import packed_strides
 
 #: Same-width integer types that carry the bits of tensor types NumPy lacks (bfloat16, float8).
 _RAW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -48,6 +52,8 @@ class TorchAdapter:
         return isinstance(inputs[0], torch.Tensor) or (bool(outs) and isinstance(outs[0], torch.Tensor))
 
     def arrays(self, operation, inputs, outs):
+        if set(map(type, inputs if outs is None else inputs + outs)) == _PLAIN_TENSOR:
+            return inputs, outs
         for what, tensors in ((operation.ARGUMENT, inputs), ("out", outs or ())):
             for k, t in enumerate(tensors):
                 if not isinstance(t, torch.Tensor):
@@ -61,7 +67,7 @@ class TorchAdapter:
     def run(self, operation, inputs, outs, stream=None, chunks=None):
         if chunks is not None:
             raise TypeError(f"{operation.function}: chunks= is for Dask arrays; this call has none")
-        if outs is not None and torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+        if outs is not None and torch.is_grad_enabled() and any(map(_REQUIRES_GRAD, inputs)):
             raise TypeError(
                 f"{operation.function}: out= cannot take part in autograd and an input requires grad: "
                 "leave out= out, or run under torch.no_grad()"
@@ -83,7 +89,7 @@ class TorchAdapter:
         return self.eager(operation, inputs, outs, stream)
 
     def eager(self, operation, inputs, outs, stream):
-        if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+        if torch.is_grad_enabled() and any(map(_REQUIRES_GRAD, inputs)):
             result = _FUNCTIONS[operation.function].apply(operation, stream, *inputs)
             return list(result) if isinstance(result, tuple) else [result]
         return _run(operation, inputs, outs, stream)
@@ -94,7 +100,71 @@ _between_graphs = torch.compiler.disable(TorchAdapter.eager)
 
 
 def _run(operation, inputs, outs=None, stream=None):
-    """``operation`` on views of the tensors ``inputs`` (and ``outs``): the results as tensors."""
+    """``operation`` on the tensors ``inputs`` (and ``outs``): the results as tensors."""
+    if stream is None and inputs[0].is_cuda and type(operation) not in _BATCHES:
+        results = _run_addressed(operation, inputs, outs)
+        if results is not None:
+            return results
+    return _run_views(operation, inputs, outs, stream)
+
+
+def _run_addressed(operation, inputs, outs):
+    """``_run`` of CUDA tensors on the current stream, by their addresses and layouts: no CuPy
+    view of any tensor, results allocated by torch. None for a call that needs views (16-byte
+    elements as words; conjugate or negative views; tensors that differ in dtype or device,
+    whose errors the views' route words)."""
+    x = inputs[0]
+    tdtype, index = x.dtype, x.get_device()
+    dtype = _DTYPES.get(tdtype) or _numpy_dtype(operation, tdtype)
+    if dtype.itemsize == 16 and operation.directml_types is False:
+        return None
+    tensors = inputs if outs is None else inputs + outs
+    if len(tensors) > 1 and (
+        set(map(_DTYPE, tensors)) != {tdtype} or set(map(torch.Tensor.get_device, tensors)) != {index}
+    ):
+        return None
+    if tdtype.is_complex and any(t.is_conj() or t.is_neg() for t in tensors):
+        return None
+    # Layouts keyed as torch gives them (sizes, element strides): every call reads each once.
+    layouts = tuple(zip(map(_SHAPE, inputs), map(torch.Tensor.stride, inputs)))
+    out_layouts = None if outs is None else tuple((o.shape, o.stride(), dtype) for o in outs)
+    entry = entry_for(operation, ELEMENT_STRIDES, index, dtype, layouts, out_layouts)
+    if outs is None:
+        if entry.offsets is None:
+            results = [x.new_empty(entry.shapes[0])]
+            out_addresses = [results[0].data_ptr()]
+        else:  # several: views of one allocation, as the entry places them
+            buffer = x.new_empty(entry.total // dtype.itemsize)
+            results = [buffer.as_strided(*part) for part in _parts(entry.shapes, entry.offsets, dtype.itemsize)]
+            out_addresses = [buffer.data_ptr()] * len(results)
+    else:
+        results, out_addresses = outs, list(map(torch.Tensor.data_ptr, outs))
+    if entry.zeros:  # the gradient of an empty selection: nothing was read
+        results[0].zero_()
+    addresses = list(map(torch.Tensor.data_ptr, inputs))
+    stream = torch._C._cuda_getCurrentRawStream(index)
+    if torch._C._cuda_getDevice() == index:
+        run_on_device(entry, addresses, out_addresses, stream, outs is None, index)
+    else:
+        with torch.cuda.device(index):
+            run_on_device(entry, addresses, out_addresses, stream, outs is None, index)
+    return results
+
+
+_DTYPE, _SHAPE = operator.attrgetter("dtype"), operator.attrgetter("shape")
+_REQUIRES_GRAD = operator.attrgetter("requires_grad")
+_PLAIN_TENSOR = {torch.Tensor}
+
+
+@functools.lru_cache(maxsize=256)
+def _parts(shapes, offsets, size):
+    """``as_strided``'s arguments for each of several results of ``shapes``, packed, at byte
+    ``offsets`` of one allocation of ``size``-byte elements."""
+    return tuple((s, packed_strides(s), o // size) for s, o in zip(shapes, offsets))
+
+
+def _run_views(operation, inputs, outs=None, stream=None):
+    """``_run`` on views of the tensors: NumPy's of CPU tensors, CuPy's of CUDA tensors."""
     tensors = inputs + (outs or [])
     dtype = inputs[0].dtype
     raw = any(t.dtype not in _NUMPY for t in tensors)
@@ -204,8 +274,7 @@ def _watched(inputs, outs):
         torch.compiler.is_compiling()
         or torch._C._are_functorch_transforms_active()
         or torch._C._len_torch_dispatch_stack() > 0
-        or any(type(t) is not torch.Tensor for t in inputs)
-        or (outs is not None and any(type(t) is not torch.Tensor for t in outs))
+        or set(map(type, inputs if outs is None else inputs + outs)) != _PLAIN_TENSOR
     )
 
 
@@ -290,6 +359,10 @@ _NUMPY = {
     torch.complex64: np.complex64,
     torch.complex128: np.complex128,
 }
+
+
+#: The NumPy dtype object of each tensor dtype NumPy has.
+_DTYPES = {t: np.dtype(n) for t, n in _NUMPY.items()}
 
 
 def _shapes(operation, tensors):
