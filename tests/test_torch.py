@@ -222,6 +222,27 @@ def test_cuda_calls_that_need_views_or_break_rules(cuda, rng):
     assert empty.shape == (4, 6) and empty.eq(0).all()
 
 
+@pytest.mark.gpu
+def test_cuda_addressed_calls_of_many_tensors_and_from_another_current_device(cuda, rng, monkeypatch):
+    parts = [torch.from_numpy(random_array((1, 3), np.int16, rng)).to(cuda) for _ in range(10_000)]
+    joined = cd.join(parts)
+    assert same_bits(joined, torch.cat(parts))
+    back = cd.split(joined, 10_000)
+    assert len(back) == 10_000 and all(same_bits(b, p) for b, p in zip(back[::997], parts[::997]))
+    # A current device other than the tensors': the launch runs with theirs made current.
+    entered = []
+    device = torch.cuda.device
+
+    def tracked(index):
+        entered.append(index)
+        return device(index)
+
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: parts[0].get_device() + 1)
+    monkeypatch.setattr(torch.cuda, "device", tracked)
+    assert same_bits(cd.strided_slice(parts[0], np.s_[:, ::-1]), parts[0].flip(1))
+    assert entered == [parts[0].get_device()]
+
+
 def test_torch_is_imported_only_by_a_caller_who_has():
     code = (
         "import sys, numpy as np, cudadml as cd\n"
