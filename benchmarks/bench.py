@@ -437,10 +437,18 @@ def per_call_cases():
         compiled_batch, ins, outs = batch(lib)
         return functools.partial(compiled_batch.execute, ins, outs)
 
+    def batch_bound(lib):
+        compiled_batch, ins, outs = batch(lib)
+        return compiled_batch.bind(ins, outs).execute
+
     return [
         (
             "compile_batch of 64 operators (slice, slice1, split, join), execute (no peer: vs one operator's below)",
             {"cudadml": batch_execute, "CuPy": None, "PyTorch": None},
+        ),
+        (
+            "compile_batch of 64, bound once: bind(), then BoundOperator.execute (vs one operator's execute below)",
+            {"cudadml": batch_bound, "CuPy": None, "PyTorch": None},
         ),
         (
             "64x64 [1:-1, ::2] compiled execute into preallocated (vs ElementwiseKernel copy)",

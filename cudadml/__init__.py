@@ -21,7 +21,8 @@ list, never in a circle (``tests/test_layers.py`` checks it):
   twice), ``examples`` (DirectML's worked examples), ``hooks`` (what the core calls that the
   layers below provide: ``compile()``'s class, the pictures);
 * execution: ``bindings`` (the binding rules), ``backends`` (CUDA kernels, NumPy reference,
-  host emulation), ``compiled`` (``CompiledOperator``, ``compile_batch``), ``warmup`` (``precompile``),
+  host emulation), ``compiled`` (``CompiledOperator``, ``BoundOperator``, ``compile_batch``),
+  ``warmup`` (``precompile``),
   ``testing`` (buffers and oracles for tests);
 * front: ``indexing`` (basic indexing as windows), ``calls`` (each call normalised into one
   operation value and its DirectML descriptor), ``runner`` (operations on NumPy and CuPy
@@ -46,7 +47,7 @@ from .arrays import (
 )
 from .backends import use_host_backend
 from .bindings import BufferBinding
-from .compiled import CompiledOperator, compile_batch
+from .compiled import BoundOperator, CompiledOperator, compile_batch
 from .display import explain
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import BindingError, DescriptorError, ValidationError
@@ -81,6 +82,7 @@ register_adapter("torch", _torch_adapter)
 
 __all__ = [
     "BindingError",
+    "BoundOperator",
     "BufferBinding",
     "BufferTensorDesc",
     "CompiledOperator",

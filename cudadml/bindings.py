@@ -31,7 +31,7 @@ from . import overlap
 from .errors import BindingError, Violations, as_int
 from .tensor import MIN_BINDING_ALIGNMENT
 
-__all__ = ["Bindings", "BufferBinding", "Slot", "check_element_dtype", "check_layout"]
+__all__ = ["Bindings", "BufferBinding", "Slot", "binding_list", "check_element_dtype", "check_layout"]
 
 
 def _optional_index(value, field):
@@ -251,7 +251,7 @@ def _resolve(binding, slot, problems, where, layout_known):
     return kind, buffer, address, device
 
 
-def _as_list(bindings, role, where):
+def binding_list(bindings, role, where):
     if isinstance(bindings, (list, tuple)):
         return bindings
     if hasattr(bindings, "shape") or isinstance(bindings, BufferBinding):
@@ -320,9 +320,9 @@ class Bindings:
                 return bound
         where, n = self.where, len(self.in_slots)
         if type(inputs) is not list:
-            inputs = _as_list(inputs, "inputs", where)
+            inputs = binding_list(inputs, "inputs", where)
         if type(outputs) is not list:
-            outputs = _as_list(outputs, "outputs", where)
+            outputs = binding_list(outputs, "outputs", where)
         if len(inputs) != n or len(outputs) != len(self.out_slots):
             self.refuse(
                 [

@@ -9,12 +9,12 @@ from dataclasses import replace
 from typing import Any
 
 from .backends import CUDA, backend_for, gpu_status
-from .bindings import Bindings, BufferBinding, Slot, check_layout
+from .bindings import Bindings, BufferBinding, Slot, binding_list, check_layout
 from .hooks import provide, provided
 from .operators import _OperatorDesc, desc_summary
 from .plan import CopyPlan
 
-__all__ = ["BufferBinding", "CompiledOperator", "compile_batch"]
+__all__ = ["BoundOperator", "BufferBinding", "CompiledOperator", "compile_batch"]
 
 
 def _buffer_slots(role, tensors, first=0, owner=""):
@@ -148,6 +148,28 @@ class CompiledOperator:
         """
         self._run(self._bindings.bind(inputs, outputs), stream)
 
+    def bind(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> BoundOperator:
+        """Check one set of bindings once, for executing the operator on them many times
+        (DirectML's binding table).
+
+        Parameters
+        ----------
+        inputs, outputs : sequence of array or BufferBinding
+            As for ``execute``.
+
+        Returns
+        -------
+        BoundOperator
+            Its ``execute(stream=None)`` runs the operator on these bindings, which it keeps
+            alive.
+
+        Raises
+        ------
+        BindingError, TypeError
+            As ``execute`` would, for the same bindings.
+        """
+        return BoundOperator(self, inputs, outputs)
+
     def _execute_known_layouts(self, inputs, outputs, stream, new_outputs=False):
         """``execute`` for the array functions, whose cache key already matched every view's
         shape and strides with the slots' (the one rule ``bind`` then skips); ``new_outputs``:
@@ -163,6 +185,86 @@ class CompiledOperator:
         backend = CUDA if kind == "cupy" else backend_for(kind)
         prepared = self._prepared.get(backend) or self._prepared_for(backend)
         backend.run(prepared, addresses, owners, stream, address_bits)
+
+
+class BoundOperator:
+    """A compiled operator with its bindings checked once, as a DirectML binding table.
+
+    Made by ``CompiledOperator.bind``; ``execute`` runs the operator on them again and again.
+    Device (CuPy) bindings are checked when bound, not at each ``execute``: nothing about a
+    CuPy array that the rules look at can change while it lives (its memory, size, device),
+    and the bound operator keeps them alive. Host (NumPy) bindings are checked again at each
+    ``execute``, since a NumPy array can be made read-only after it was bound. ``execute``
+    then costs what one kernel launch per element size costs, however many bindings there are.
+
+    Parameters
+    ----------
+    compiled : CompiledOperator
+        The operator (or batch of operators).
+    inputs, outputs : sequence of array or BufferBinding
+        As for ``CompiledOperator.execute``; made by ``compiled.bind(inputs, outputs)``.
+
+    Raises
+    ------
+    BindingError, TypeError
+        As ``execute`` would, for the same bindings; nothing runs.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml as cd
+    >>> from cudadml.testing import aligned_empty
+    >>> f32 = cd.TensorDataType.FLOAT32
+    >>> flip = cd.Slice1OperatorDesc(cd.BufferTensorDesc(f32, [4]), cd.BufferTensorDesc(f32, [4]), [0], [4], [-1])
+    >>> x, y = aligned_empty(16).view(np.float32), aligned_empty(16).view(np.float32)
+    >>> bound = flip.compile().bind([x], [y])
+    >>> bound
+    <BoundOperator of 1 input and 1 output: Slice1 FLOAT32 (4,) -> (4,)>
+    >>> x[:] = [1, 2, 3, 4]
+    >>> bound.execute()
+    >>> y
+    array([4., 3., 2., 1.], dtype=float32)
+    """
+
+    def __init__(self, compiled: CompiledOperator, inputs: Sequence[Any], outputs: Sequence[Any]):
+        self.compiled = compiled
+        where = compiled._bindings.where
+        inputs, outputs = binding_list(inputs, "inputs", where), binding_list(outputs, "outputs", where)
+        self._bound = compiled._bindings.bind(list(inputs), list(outputs))
+        # The bindings as given, held (their memory stays valid) and unchangeable by the caller.
+        self.inputs, self.outputs = tuple(inputs), tuple(outputs)
+        if self._bound[0] == "cupy":
+            kind, (ins, outs), _, address_bits = self._bound
+            self._bound = (kind, (list(ins), list(outs)), (self.inputs, self.outputs), address_bits)
+
+    def execute(self, *, stream: Any = None) -> None:
+        """Run the operator on the bound buffers.
+
+        Parameters
+        ----------
+        stream : cupy.cuda.Stream, optional
+            For CuPy bindings; the current stream when omitted.
+
+        Raises
+        ------
+        BindingError
+            For host bindings that no longer keep the rules (an output made read-only).
+        """
+        bound = self._bound
+        if bound[0] != "cupy":
+            bound = self.compiled._bindings.bind(list(self.inputs), list(self.outputs))
+        self.compiled._run(bound, stream)
+
+    def __repr__(self) -> str:
+        desc = self.compiled.desc
+        what = (
+            f"a batch of {_count(len(desc), 'operator', 'operators')}"
+            if isinstance(desc, tuple)
+            else f"{desc.NAME} {desc_summary(desc)}"
+        )
+        return (
+            f"<BoundOperator of {_count(len(self.inputs), 'input', 'inputs')} and "
+            f"{_count(len(self.outputs), 'output', 'outputs')}: {what}>"
+        )
 
 
 def _count(n, one, many):

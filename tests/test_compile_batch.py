@@ -8,6 +8,7 @@ binding rule across the whole batch: an output may overlap no binding of any ope
 from __future__ import annotations
 
 import re
+import weakref
 
 import numpy as np
 import pytest
@@ -300,3 +301,121 @@ def test_the_same_cupy_arrays_again_are_bound_without_checking_them_again(rng):
     outputs[0] = cupy.empty_like(outputs[0])  # a new array where the old one was
     batch.execute(inputs, outputs)
     assert to_host(outputs[0]).tobytes() == to_host(inputs[0][1:3, 1::2]).tobytes()
+
+
+# ---- bound once, executed many times (CompiledOperator.bind) ---------------------------------------
+
+
+@pytest.mark.parametrize("count", [1, 64])
+def test_a_bound_batch_moves_new_values_at_each_execute(xp, rng, count):
+    """``bind`` checks once; each ``execute`` of the bound operator moves what its buffers hold
+    then, as ``execute`` with the same bindings would."""
+    descs, values = random_batch(rng, count)
+    bound_in, bound_out = _buffers(descs, values, xp)
+    bound = cd.compile_batch(descs).bind([b.binding for b in bound_in], [b.binding for b in bound_out])
+    for _ in range(2):
+        values = [[random_array(t.sizes, t.data_type.numpy_dtype, rng) for t in d.input_tensors] for d in descs]
+        for b, v in zip(bound_in, (v for vs in values for v in vs)):
+            b.fill(v)
+        for b in bound_out:
+            b.raw[...] = POISON
+        bound.execute()
+        assert_same_bytes(bound_out, run_each(descs, values, xp))
+
+
+def test_bind_refuses_what_execute_refuses_and_changes_nothing(xp, rng):
+    descs = _three()
+    values = [[random_array(t.sizes, t.data_type.numpy_dtype, rng) for t in d.input_tensors] for d in descs]
+    bound_in, bound_out = _buffers(descs, values, xp)
+    inputs, outputs = [b.binding for b in bound_in], [b.binding for b in bound_out]
+    outputs[3] = cd.BufferBinding(inputs[0].buffer, inputs[0].offset)
+    before = [to_host(b.raw).copy() for b in bound_in + bound_out]
+    batch = cd.compile_batch(descs)
+    with pytest.raises(cd.BindingError, match=r"outputs\[3\] \(descs\[2\] Join outputs\[0\]\) overlaps inputs\[0\]"):
+        batch.bind(inputs, outputs)
+    with pytest.raises(cd.BindingError, match=r"3 inputs bound; the operator has 4"):
+        batch.bind(inputs[:3], outputs)
+    with pytest.raises(TypeError, match=r"inputs must be a list of bindings, one per tensor; got one"):
+        batch.bind(inputs[0].buffer, outputs)
+    assert all(np.array_equal(to_host(b.raw), was) for b, was in zip(bound_in + bound_out, before))
+
+
+def test_a_bound_operator_holds_its_own_bindings(rng):
+    """Bindings given as a generator are taken once; changing the caller's list afterwards, or
+    dropping the caller's arrays, changes nothing the bound operator runs on."""
+    desc = cd.Slice1OperatorDesc(cd.BufferTensorDesc(F32, [8]), cd.BufferTensorDesc(F32, [4]), [1], [8 - 1], [-2])
+    x, y = aligned_empty(32).view(np.float32), aligned_empty(16).view(np.float32)
+    x[:] = random_array((8,), np.float32, rng)
+    inputs = [x]
+    bound = desc.compile().bind(iter(inputs), (b for b in [y]))
+    assert repr(bound) == "<BoundOperator of 1 input and 1 output: Slice1 FLOAT32 (8,) -> (4,)>"
+    inputs[0] = aligned_empty(32).view(np.float32)
+    expected, y_ref = x[7:0:-2].copy(), weakref.ref(y)
+    del x, y
+    bound.execute()
+    assert y_ref() is not None and y_ref().tobytes() == expected.tobytes()
+
+
+def test_host_bindings_are_checked_at_each_execute(rng):
+    """A NumPy output made read-only after ``bind`` is refused at ``execute``, and not written
+    (CuPy has no read-only arrays)."""
+    descs = _three()
+    values = [[random_array(t.sizes, t.data_type.numpy_dtype, rng) for t in d.input_tensors] for d in descs]
+    bound_in, bound_out = _buffers(descs, values, np)
+    bound = cd.compile_batch(descs).bind([b.binding for b in bound_in], [b.binding for b in bound_out])
+    bound_out[1].raw.flags.writeable = False
+    with pytest.raises(cd.BindingError, match=r"outputs\[1\] \(descs\[1\] Split outputs\[0\]\): the buffer is read"):
+        bound.execute()
+    assert all((b.raw == POISON).all() for b in bound_out)
+
+
+@pytest.mark.gpu
+def test_bound_batches_run_from_many_threads_and_in_a_cuda_graph(rng):
+    """Eight threads execute their own bound copies of one compiled batch at once; one of them
+    is captured in a CUDA graph and replayed on new values."""
+    import concurrent.futures
+
+    import cupy
+
+    descs = _three() * 8  # 24 operators, 32 inputs and 32 outputs: the many-bindings path
+    batch = cd.compile_batch(descs)
+
+    def fresh():
+        inputs = [
+            cupy.asarray(random_array(t.sizes, t.data_type.numpy_dtype, rng)) for d in descs for t in d.input_tensors
+        ]
+        outputs = [cupy.full(t.sizes, 7, t.data_type.numpy_dtype) for d in descs for t in d.output_tensors]
+        return inputs, outputs
+
+    def check(inputs, outputs):
+        for k in range(0, len(inputs), 4):
+            assert to_host(outputs[k]).tobytes() == to_host(inputs[k][1:3, 1::2]).tobytes()
+            assert to_host(outputs[k + 1]).tobytes() == to_host(inputs[k + 1][:4]).tobytes()
+            assert to_host(outputs[k + 2]).tobytes() == to_host(inputs[k + 1][4:]).tobytes()
+            assert to_host(outputs[k + 3]).tobytes() == to_host(cupy.concatenate(inputs[k + 2 : k + 4])).tobytes()
+
+    sets = [fresh() for _ in range(8)]
+    bounds = [batch.bind(*s) for s in sets]
+
+    def work(bound):
+        stream = cupy.cuda.Stream(non_blocking=True)
+        for _ in range(50):
+            bound.execute(stream=stream)
+        stream.synchronize()
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(work, bounds))
+    for s in sets:
+        check(*s)
+    inputs, outputs = sets[0]
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        bounds[0].execute(stream=stream)
+        graph = stream.end_capture()
+    for _ in range(2):
+        for x in inputs:
+            x[...] = cupy.asarray(random_array(x.shape, x.dtype, rng))
+        graph.launch(stream)
+        stream.synchronize()
+        check(inputs, outputs)
