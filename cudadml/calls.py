@@ -609,6 +609,11 @@ class Slice1Batch(NamedTuple):
     def check(self, dtype, shape) -> np.ndarray:
         """Every window against SLICE1's rules on ``x`` of ``shape``; the elements each takes
         per dimension, ``(N, d)`` (``DescriptorError`` naming the windows that break a rule)."""
+        return np.broadcast_to(self._check(dtype, shape), self.offsets.shape)
+
+    def _check(self, dtype, shape) -> np.ndarray:
+        """``check``, its counts ``(d,)`` where every window takes the same (one row of sizes
+        and steps of at most 1), else ``(N, d)``."""
         name, offsets, sizes, strides = self.NAME, self.offsets, self.sizes, self.strides
         n, d = offsets.shape
         if dtype.itemsize == 16 and self.directml_types is False:
@@ -630,14 +635,13 @@ class Slice1Batch(NamedTuple):
             or smallest < INT32_MIN
             or largest > INT32_MAX
             or np.count_nonzero(strides) != strides.size
-            or (offsets.max(axis=0) + sizes > ends).any()
+            or (offsets > ends - sizes).any()  # offsets + sizes > ends, which int64 could wrap
         ):
             row = (sizes < 1) | (strides == 0) | (strides < INT32_MIN) | (strides > INT32_MAX)
-            bad = (offsets < 0) | (offsets + sizes > ends) | row
+            bad = (offsets < 0) | (offsets > ends - np.maximum(sizes, 1)) | row
             self._refuse(t, bounds, np.flatnonzero(np.broadcast_to(bad, (n, d)).any(axis=1)))
         counts = sizes if smallest >= -1 and largest <= 1 else 1 + (sizes - 1) // np.abs(strides)
-        counts = np.broadcast_to(counts, (n, d))
-        if self.shared and self.strides.ndim == 2 and (counts != counts[0]).any():
+        if self.shared and counts.ndim == 2 and (counts != counts[0]).any():
             k = int(np.flatnonzero((counts != counts[0]).any(axis=1))[0])
             raise ValueError(
                 f"{name}: window {k} takes {tuple(map(int, counts[k]))} elements and window 0 "
@@ -667,14 +671,16 @@ class Slice1Batch(NamedTuple):
 
     def shapes(self, dtype, shape):
         """The result shapes: ``(N, *counts)`` for windows of one size, else one per window."""
-        return self.results(self.check(dtype, shape))
+        return self.results(self._check(dtype, shape))
 
     def results(self, counts):
-        """The result shapes of windows that take ``counts`` elements (``check``'s)."""
+        """The result shapes of windows that take ``counts`` elements (``check``'s, or one row
+        that every window takes)."""
+        n, d = self.offsets.shape
         if self.shared:
-            d = self.offsets.shape[1]
-            return ((len(counts), *(map(int, counts[0]) if len(counts) else self._counts(d))),)
-        return tuple(tuple(map(int, c)) for c in counts)
+            row = counts if counts.ndim == 1 else counts[0] if n else self._counts(d)
+            return ((n, *map(int, row)),)
+        return tuple(tuple(map(int, c)) for c in np.broadcast_to(counts, (n, d)))
 
     def words(self):
         """The same windows on 16-byte elements seen as pairs of 8-byte words."""
@@ -712,6 +718,7 @@ class Slice1BatchGrad(NamedTuple):
     NAME = "slice1_batch_grad"
     shared = Slice1Batch.shared
     check = Slice1Batch.check
+    _check = Slice1Batch._check
     _refuse = Slice1Batch._refuse
     results = Slice1Batch.results
     _counts = Slice1Batch._counts

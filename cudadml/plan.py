@@ -293,7 +293,7 @@ def plan_windows(element_size, offsets, steps, counts, out_strides, out_window, 
         if count == 1:
             continue
         column = steps[:, i]
-        if dims and dims[-1][2] == out_strides[i] * count and np.array_equal(dims[-1][1], column * count):
+        if dims and dims[-1][2] == out_strides[i] * count and (dims[-1][1] == column * count).all():
             dims[-1] = (dims[-1][0] * count, column, out_strides[i])
             continue
         dims.append((count, column, out_strides[i]))

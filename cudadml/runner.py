@@ -569,7 +569,9 @@ def _run_windows(operation, inputs, outs, stream):
         starts += ((strides < 0) * (sizes - 1)) @ element_strides
     if operation.per_sample:
         starts = starts + np.arange(n, dtype=np.int64) * xs[0]
-    steps = np.broadcast_to(strides * element_strides, offsets.shape)
+    steps = strides * element_strides
+    if steps.ndim == 1:  # one row of steps for every window
+        steps = np.broadcast_to(steps, offsets.shape)
     in_extent = (
         sum((m - 1) * s for m, s in zip(x.shape, xs) if s < 0),
         sum((m - 1) * s for m, s in zip(x.shape, xs) if s > 0),

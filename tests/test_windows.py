@@ -217,6 +217,20 @@ def test_an_invalid_window_is_named_and_nothing_is_written(xp, rng):
         cd.slice1_batch(x, [[0, 0, 2**70]], (4, 8, 8))
 
 
+def test_a_window_whose_end_passes_int64_is_refused(xp):
+    """offset + size past 2^63 - 1 wraps in int64 arithmetic; the check must not let that
+    window through (it would read far outside ``x``)."""
+    x = xp.asarray(np.arange(4, dtype=np.uint8))
+    batch = Slice1Batch.of(x.shape, [[2**62]], [2**62], [2**31 - 1])
+    message = r"window 0: InputWindowOffsets\[0\] \+ InputWindowSizes\[0\] = 9223372036854775808 exceeds"
+    with pytest.raises(cd.DescriptorError, match=message):
+        batch.check(np.dtype(np.uint8), x.shape)
+    with pytest.raises(cd.DescriptorError, match=message):
+        cd.slice1_batch(x, [[2**62]], [2**62], [2**31 - 1])
+    with pytest.raises(cd.DescriptorError, match=r"window 1: InputWindowOffsets\[0\] \+ InputWindowSizes\[0\]"):
+        cd.slice1_batch_grad(xp.zeros((2, 1), np.uint8), (4,), [[0], [2**63 - 1]], [1])
+
+
 def test_the_batch_check_agrees_with_the_descriptor_window_by_window(rng):
     """The vectorised check only picks which windows the descriptor (the rules' one home) is
     asked about: it must refuse exactly the windows the descriptor refuses."""
