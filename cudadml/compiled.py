@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import html
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .backends import CUDA, backend_for, gpu_status, kernels
+from .backends import CUDA, backend_for, gpu_status
 from .bindings import Bindings, BufferBinding, Slot, binding_list, check_layout
 from .hooks import provide, provided
 from .operators import _OperatorDesc, desc_summary
@@ -183,19 +182,9 @@ class CompiledOperator:
 
     def _run(self, bound, stream):
         kind, addresses, owners, address_bits = bound
-        if kind != "cupy":
-            backend = backend_for(kind)
-        elif self.device is None or kernels.current_device() == self.device:
-            backend = CUDA
-        else:  # the bindings' device is not the current one: launch there, on its stream
-            with sys.modules["cupy"].cuda.Device(self.device):
-                return self._run(bound, stream)
-        for prepared in self._all_prepared(backend):
-            backend.run(prepared, addresses, owners, stream, address_bits)
-
-    def _all_prepared(self, backend):
-        """What ``backend.prepare`` gave for each plan (one; a batch has one per element size)."""
-        return (self._prepared.get(backend) or self._prepared_for(backend),)
+        backend = CUDA if kind == "cupy" else backend_for(kind)
+        prepared = self._prepared.get(backend) or self._prepared_for(backend)
+        backend.run(prepared, addresses, owners, stream, address_bits)
 
 
 class BoundOperator:
@@ -311,8 +300,11 @@ class CompiledBatch(CompiledOperator):
             prepared = self._prepared[backend] = tuple(backend.prepare(plan, out_extents) for plan in self.plans)
         return prepared
 
-    def _all_prepared(self, backend):
-        return self._prepared.get(backend) or self._prepared_for(backend)
+    def _run(self, bound, stream):
+        kind, addresses, owners, address_bits = bound
+        backend = CUDA if kind == "cupy" else backend_for(kind)
+        for prepared in self._prepared.get(backend) or self._prepared_for(backend):
+            backend.run(prepared, addresses, owners, stream, address_bits)
 
     def __repr__(self) -> str:
         # The CUDA backend's launches (prepared without a GPU too): groups only past a launch's capacity.

@@ -189,14 +189,10 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
     the list of results (``outs`` itself where given)."""
     if chunks is not None:
         raise TypeError(f"{operation.function}: chunks= is for Dask arrays; this call has none")
-    x = inputs[0]
-    if not isinstance(x, np.ndarray) and x.data.device_id != kernels.current_device():
-        # Arrays of a device that is not the current one: their results, stream and launch are there.
-        with sys.modules["cupy"].cuda.Device(x.data.device_id):
-            return run(operation, inputs, outs, stream)
     batch = _BATCHES.get(type(operation))
     if batch is not None:
         return batch(operation, inputs, outs, stream)
+    x = inputs[0]
     dtype = x.dtype
     if operation.directml_types is False and dtype.itemsize == 16:
         return _on_words(operation, inputs, outs, stream)
@@ -485,9 +481,11 @@ class _WindowsEntry:
             prepared = self.prepared[backend] = backend.prepare(self.plan, [(s.low, s.high) for s in slots])
         if kind == "numpy":
             table_address, done = table.ctypes.data, None
-        elif table.size:  # on the current device, the arrays' (``run``)
-            stream = stream or sys.modules["cupy"].cuda.get_current_stream()
-            table, done = _on_device(table, stream)
+        elif table.size:
+            cupy = sys.modules["cupy"]
+            with cupy.cuda.Device(outputs[0].data.device_id):
+                stream = stream or cupy.cuda.get_current_stream()
+                table, done = _on_device(table, stream)
             table_address = table.data.ptr
         else:  # a plan of copy jobs reads no table
             table_address, done = 0, None

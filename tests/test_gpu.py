@@ -224,44 +224,6 @@ def test_binding_on_another_device_is_rejected(cp, rng):
     assert out.untouched_outside() and not (to_host(out.raw) != POISON).any()
 
 
-def test_calls_run_on_the_arrays_device_whichever_device_is_current(cp, rng):
-    """Arrays on device 1 while device 0 is current: ``execute``, a bound operator and the array
-    functions launch on device 1 (its kernels, its current stream) and give results there, as
-    PyTorch runs tensors on their device; arrays of two devices in one call are refused."""
-    if cp.cuda.runtime.getDeviceCount() < 2:
-        pytest.skip("needs two GPUs")
-    desc = EXAMPLES[0].desc
-    values = random_array(desc.input_tensor.sizes, np.float32, rng)
-    expected = TensorBuffer(desc.output_tensor, np)
-    desc.compile().execute([TensorBuffer(desc.input_tensor, np).fill(values).binding], [expected.binding])
-    with cp.cuda.Device(1):
-        compiled = desc.compile()
-        x = TensorBuffer(desc.input_tensor, cp).fill(values)
-        outs = [TensorBuffer(desc.output_tensor, cp) for _ in range(2)]
-        a = cp.asarray(random_array((6, 40), np.float32, rng))
-        b = cp.asarray(random_array((6, 40), np.float32, rng))
-    assert cp.cuda.Device().id == 0
-    compiled.execute([x.binding], [outs[0].binding])
-    compiled.bind([x.binding], [outs[1].binding]).execute()
-    for out in outs:
-        assert to_host(out.raw).tobytes() == expected.raw.tobytes()
-    host_a, host_b = to_host(a), to_host(b)
-    y = cd.strided_slice(a, np.s_[::-2, 3:])
-    parts = cd.split(a, 4, axis=1)
-    joined = cd.join([a, b], axis=0)
-    crops = cd.slice1_batch(a, [[0, 1], [2, 5], [3, 0]], [3, 7], [1, -2])
-    assert {r.device.id for r in [y, *parts, joined, crops]} == {1}
-    assert to_host(y).tobytes() == np.ascontiguousarray(host_a[::-2, 3:]).tobytes()
-    assert all(to_host(p).tobytes() == e.tobytes() for p, e in zip(parts, np.split(host_a, 4, axis=1)))
-    assert to_host(joined).tobytes() == np.concatenate([host_a, host_b]).tobytes()
-    assert (
-        to_host(crops).tobytes() == np.stack([host_a[0:3, 7:0:-2], host_a[2:5, 11:4:-2], host_a[3:6, 6::-2]]).tobytes()
-    )
-    assert cp.cuda.Device().id == 0
-    with pytest.raises(cd.BindingError, match=r"inputs\[1\] is on device 0; the operator was compiled for device 1"):
-        cd.join([a, cp.asarray(host_b)], axis=0)
-
-
 def _bare_buffers(cp, rng, case):
     """A 4x4 -> 2x2 f32 slice bound to bare CuPy arrays, with one rule broken by ``case``."""
     x = cp.asarray(random_array((16,), np.float32, rng))

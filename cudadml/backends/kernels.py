@@ -139,13 +139,6 @@ def _loader():
     return cupy
 
 
-def current_device() -> int:
-    """The calling thread's current CUDA device."""
-    if _runtime is None:
-        _loader()
-    return _runtime.getDevice()
-
-
 def load(name: str):
     """The kernel ``name`` on the current device, compiled on first use."""
     _loader()
