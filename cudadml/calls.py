@@ -612,8 +612,8 @@ class Slice1Batch(NamedTuple):
         return np.broadcast_to(self._check(dtype, shape), self.offsets.shape)
 
     def _check(self, dtype, shape) -> np.ndarray:
-        """``check``, its counts ``(d,)`` where every window takes the same (one row of sizes
-        and steps of at most 1), else ``(N, d)``."""
+        """``check``'s counts, as one ``(d,)`` row where one row of sizes and one of strides
+        (or steps of at most 1) give every window the same, else ``(N, d)``."""
         name, offsets, sizes, strides = self.NAME, self.offsets, self.sizes, self.strides
         n, d = offsets.shape
         if dtype.itemsize == 16 and self.directml_types is False:

@@ -160,7 +160,7 @@ class CompiledOperator:
         Returns
         -------
         BoundOperator
-            Its ``execute(stream=None)`` runs the operator on these bindings, which it keeps
+            Its ``execute(*, stream=None)`` runs the operator on these bindings, which it keeps
             alive.
 
         Raises
@@ -191,11 +191,13 @@ class BoundOperator:
     """A compiled operator with its bindings checked once, as a DirectML binding table.
 
     Made by ``CompiledOperator.bind``; ``execute`` runs the operator on them again and again.
-    Device (CuPy) bindings are checked when bound, not at each ``execute``: nothing about a
-    CuPy array that the rules look at can change while it lives (its memory, size, device),
-    and the bound operator keeps them alive. Host (NumPy) bindings are checked again at each
-    ``execute``, since a NumPy array can be made read-only after it was bound. ``execute``
-    then costs what one kernel launch per element size costs, however many bindings there are.
+    Device (CuPy) bindings are checked when bound, not at each ``execute``: what a buffer
+    binding's rules look at in a CuPy array (address, size, contiguity, device) cannot change
+    while it lives, and the bound operator keeps them alive (an array reshaped in place, which
+    ``execute`` would refuse for a view slot, is still run as it was bound: the same bytes).
+    Host (NumPy) bindings are checked again at each ``execute``, since a NumPy array can be
+    made read-only after it was bound. ``execute`` then costs what one kernel launch per element
+    size costs, however many bindings there are.
 
     Parameters
     ----------
@@ -225,16 +227,33 @@ class BoundOperator:
     array([4., 3., 2., 1.], dtype=float32)
     """
 
+    __slots__ = ("_bound", "_compiled", "_inputs", "_outputs")
+
     def __init__(self, compiled: CompiledOperator, inputs: Sequence[Any], outputs: Sequence[Any]):
-        self.compiled = compiled
         where = compiled._bindings.where
-        inputs, outputs = binding_list(inputs, "inputs", where), binding_list(outputs, "outputs", where)
-        self._bound = compiled._bindings.bind(list(inputs), list(outputs))
-        # The bindings as given, held (their memory stays valid) and unchangeable by the caller.
-        self.inputs, self.outputs = tuple(inputs), tuple(outputs)
+        # Taken once, checked and held as taken (their memory stays valid), out of the caller's reach.
+        self._inputs = tuple(binding_list(inputs, "inputs", where))
+        self._outputs = tuple(binding_list(outputs, "outputs", where))
+        self._compiled = compiled
+        self._bound = compiled._bindings.bind(list(self._inputs), list(self._outputs))
         if self._bound[0] == "cupy":
             kind, (ins, outs), _, address_bits = self._bound
-            self._bound = (kind, (list(ins), list(outs)), (self.inputs, self.outputs), address_bits)
+            self._bound = (kind, (list(ins), list(outs)), (self._inputs, self._outputs), address_bits)
+
+    @property
+    def compiled(self) -> CompiledOperator:
+        """The operator the bindings were checked for."""
+        return self._compiled
+
+    @property
+    def inputs(self) -> tuple:
+        """The input bindings, as bound."""
+        return self._inputs
+
+    @property
+    def outputs(self) -> tuple:
+        """The output bindings, as bound."""
+        return self._outputs
 
     def execute(self, *, stream: Any = None) -> None:
         """Run the operator on the bound buffers.
@@ -251,8 +270,8 @@ class BoundOperator:
         """
         bound = self._bound
         if bound[0] != "cupy":
-            bound = self.compiled._bindings.bind(list(self.inputs), list(self.outputs))
-        self.compiled._run(bound, stream)
+            bound = self._compiled._bindings.bind(list(self._inputs), list(self._outputs))
+        self._compiled._run(bound, stream)
 
     def __repr__(self) -> str:
         desc = self.compiled.desc

@@ -340,20 +340,58 @@ def test_bind_refuses_what_execute_refuses_and_changes_nothing(xp, rng):
     assert all(np.array_equal(to_host(b.raw), was) for b, was in zip(bound_in + bound_out, before))
 
 
+def _flip_8_to_4():
+    return cd.Slice1OperatorDesc(cd.BufferTensorDesc(F32, [8]), cd.BufferTensorDesc(F32, [4]), [1], [8 - 1], [-2])
+
+
 def test_a_bound_operator_holds_its_own_bindings(rng):
-    """Bindings given as a generator are taken once; changing the caller's list afterwards, or
-    dropping the caller's arrays, changes nothing the bound operator runs on."""
-    desc = cd.Slice1OperatorDesc(cd.BufferTensorDesc(F32, [8]), cd.BufferTensorDesc(F32, [4]), [1], [8 - 1], [-2])
+    """Changing the caller's lists after ``bind``, or dropping its arrays, changes nothing the
+    bound operator runs on; bindings given as generators are taken once; what it holds cannot
+    be reassigned (``execute`` trusts the pairing of operator and checked bindings)."""
     x, y = aligned_empty(32).view(np.float32), aligned_empty(16).view(np.float32)
     x[:] = random_array((8,), np.float32, rng)
-    inputs = [x]
-    bound = desc.compile().bind(iter(inputs), (b for b in [y]))
+    inputs, outputs = [x], [y]
+    bound = _flip_8_to_4().compile().bind(inputs, outputs)
     assert repr(bound) == "<BoundOperator of 1 input and 1 output: Slice1 FLOAT32 (8,) -> (4,)>"
-    inputs[0] = aligned_empty(32).view(np.float32)
+    inputs[0], outputs[0] = aligned_empty(32).view(np.float32), aligned_empty(16).view(np.float32)
     expected, y_ref = x[7:0:-2].copy(), weakref.ref(y)
     del x, y
     bound.execute()
     assert y_ref() is not None and y_ref().tobytes() == expected.tobytes()
+    assert bound.inputs[0] is not inputs[0] and bound.outputs[0] is y_ref()
+    x = aligned_empty(32).view(np.float32)
+    x[:] = random_array((8,), np.float32, rng)
+    taken = _flip_8_to_4().compile().bind((a for a in [x]), (b for b in [outputs[0]]))
+    taken.execute()
+    assert outputs[0].tobytes() == x[7:0:-2].tobytes()
+    for name in ("compiled", "inputs", "outputs"):
+        with pytest.raises(AttributeError):
+            setattr(bound, name, getattr(taken, name))
+
+
+@pytest.mark.gpu
+def test_a_bound_operator_holds_the_arrays_it_checked(rng):
+    """A sequence that gives other arrays each time it is iterated is iterated once: the CuPy
+    arrays that were checked are the ones held and run (bound CuPy bindings are not checked
+    again)."""
+    import gc
+
+    import cupy
+
+    made = []
+
+    class Fickle(list):
+        def __iter__(self):
+            a = cupy.asarray(random_array((8,), np.float32, rng))
+            made.append(weakref.ref(a))
+            return iter([a])
+
+    y = cupy.full(4, np.float32(7), np.float32)
+    bound = _flip_8_to_4().compile().bind(Fickle([None]), [y])
+    gc.collect()
+    assert len(made) == 1 and made[0]() is bound.inputs[0]
+    bound.execute()
+    assert to_host(y).tobytes() == to_host(bound.inputs[0][7:0:-2]).tobytes()
 
 
 def test_host_bindings_are_checked_at_each_execute(rng):

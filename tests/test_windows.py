@@ -229,6 +229,9 @@ def test_a_window_whose_end_passes_int64_is_refused(xp):
         cd.slice1_batch(x, [[2**62]], [2**62], [2**31 - 1])
     with pytest.raises(cd.DescriptorError, match=r"window 1: InputWindowOffsets\[0\] \+ InputWindowSizes\[0\]"):
         cd.slice1_batch_grad(xp.zeros((2, 1), np.uint8), (4,), [[0], [2**63 - 1]], [1])
+    per_window = Slice1Batch.of((4, 4), [[1, 0], [0, 0]], [[2**63 - 1, 1], [1, 1]])  # sizes of their own
+    with pytest.raises(cd.DescriptorError, match=r"slice1_batch: window 0: "):
+        per_window.check(np.dtype(np.uint8), (4, 4))
 
 
 def test_the_batch_check_agrees_with_the_descriptor_window_by_window(rng):
