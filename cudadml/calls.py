@@ -680,7 +680,7 @@ class Slice1Batch(NamedTuple):
         if self.shared:
             row = counts if counts.ndim == 1 else counts[0] if n else self._counts(d)
             return ((n, *map(int, row)),)
-        return tuple(tuple(map(int, c)) for c in np.broadcast_to(counts, (n, d)))
+        return tuple(tuple(map(int, c)) for c in counts)  # per-window sizes: counts are (N, d)
 
     def words(self):
         """The same windows on 16-byte elements seen as pairs of 8-byte words."""
