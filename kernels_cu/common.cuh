@@ -4,9 +4,9 @@
 // words of a 16-byte value), store (every store to global memory goes through it), fast
 // division by run-time sizes, 16-byte loads at any address inside a byte range (load16,
 // load_run) and merged from two (merge_at),
-// and the launch shape (BLOCK threads, ITEMS work items each).
-// Supplied by Python (cudadml/backends/kernels.py): CUDADML_BLOCK and CUDADML_ITEMS, as -D
-// options. This header is inlined textually into the .cu files that include it, so cached
+// and the launch shape (BLOCK threads per block).
+// Supplied by Python (cudadml/backends/kernels.py), as -D options: CUDADML_BLOCK, and the work
+// items per thread of each kernel family, CUDADML_ITEMS_<FAMILY> (used by that kernel alone). This header is inlined textually into the .cu files that include it, so cached
 // modules see its edits.
 // Cannot be compiled standalone.
 #pragma once
@@ -15,8 +15,8 @@ typedef unsigned long long u64;
 
 // Threads per block and work items per thread: every launch uses exactly CUDADML_BLOCK
 // threads, and the host sizes grids with the same numbers, which it passes in.
-#if !defined(CUDADML_BLOCK) || !defined(CUDADML_ITEMS)
-#error "CUDADML_BLOCK and CUDADML_ITEMS come from cudadml/backends/kernels.py (-D options)"
+#if !defined(CUDADML_BLOCK) || !defined(CUDADML_ITEMS_GATHER_FLAT)
+#error "CUDADML_BLOCK and CUDADML_ITEMS_<FAMILY> come from cudadml/backends/kernels.py (-D options)"
 #endif
 
 // Kernels move bits, never values: an element is an unsigned word of its width.

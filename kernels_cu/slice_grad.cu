@@ -43,9 +43,10 @@ slice_grad(const __grid_constant__ GradParams<I, R> p) {
     typedef typename Word<E>::type W;
     const W* src = reinterpret_cast<const W*>(p.src);
     W* dst = reinterpret_cast<W*>(p.dst);
-    const I base = (I)blockIdx.x * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+    constexpr int ITEMS = CUDADML_ITEMS_SLICE_GRAD;
+    const I base = (I)blockIdx.x * (CUDADML_BLOCK * ITEMS) + (I)threadIdx.x;
 #pragma unroll
-    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+    for (int k = 0; k < ITEMS; ++k) {
         const I idx = base + (I)k * CUDADML_BLOCK;
         if (idx >= p.count) break;
         // Outer dimensions: where this group writes and whether its row was read at all.

@@ -9,7 +9,8 @@
 //                                from at most two input rows, stored with one 16-byte store.
 // E: element bytes (1, 2, 4, 8); I: index type (int, or long long when a job's byte span
 // passes 2^31); R: rank of the work box (1..8); J: job capacity of the batch (SLICE: 1;
-// SPLIT/JOIN: one job per output/input, all in one launch).
+// SPLIT/JOIN: one job per output/input, all in one launch). Work items per thread: the
+// family's CUDADML_ITEMS_<FAMILY> for one job, CUDADML_ITEMS_COPY_BATCH for a batch.
 // Supplied by Python (cudadml/backends/kernels.py): CopyBatch by value, built from a NumPy
 // structured dtype with the same layout; grids of block_start[num_jobs] blocks of BLOCK, or
 // num_jobs * (most blocks of a job) when the batch is interleaved.
@@ -71,11 +72,11 @@ __device__ __forceinline__ bool find_block(const CopyBatch<I, R, J>& batch, int&
 // This thread's job, and its first work item in base: it takes items base + k * BLOCK for
 // k < ITEMS (a warp touches consecutive items, so accesses coalesce); nullptr for a block
 // with no work.
-template <typename I, int R, int J>
+template <int ITEMS, typename I, int R, int J>
 __device__ __forceinline__ const CopyJob<I, R>* first_item(const CopyBatch<I, R, J>& batch, I& base) {
     int j, local;
     if (!find_block(batch, j, local)) return nullptr;
-    base = (I)local * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+    base = (I)local * (CUDADML_BLOCK * ITEMS) + (I)threadIdx.x;
     return &batch.jobs[j];
 }
 
@@ -96,18 +97,19 @@ __device__ __forceinline__ I locate(const CopyJob<I, R>& job, I idx, I& src, I& 
 template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
+    constexpr int ITEMS = J == 1 ? CUDADML_ITEMS_GATHER_ELEMENTS : CUDADML_ITEMS_COPY_BATCH;
     typedef typename Word<E>::type W;
     I base;
-    const CopyJob<I, R>* work = first_item(batch, base);
+    const CopyJob<I, R>* work = first_item<ITEMS>(batch, base);
     if (work == nullptr) return;
     const CopyJob<I, R>& job = *work;
     const W* src = reinterpret_cast<const W*>(job.src);
     W* dst = reinterpret_cast<W*>(job.dst);
-    W value[CUDADML_ITEMS];
-    I target[CUDADML_ITEMS];
+    W value[ITEMS];
+    I target[ITEMS];
     // All loads before any store, so ITEMS reads are in flight at once.
 #pragma unroll
-    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+    for (int k = 0; k < ITEMS; ++k) {
         const I idx = base + (I)k * CUDADML_BLOCK;
         if (idx < job.count) {
             I s;
@@ -116,7 +118,7 @@ gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
         }
     }
 #pragma unroll
-    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+    for (int k = 0; k < ITEMS; ++k) {
         if (base + (I)k * CUDADML_BLOCK < job.count) store(dst + target[k], value[k]);
     }
 }
@@ -124,17 +126,18 @@ gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
 template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_rows(const __grid_constant__ CopyBatch<I, R, J> batch) {
+    constexpr int ITEMS = J == 1 ? CUDADML_ITEMS_GATHER_ROWS : CUDADML_ITEMS_COPY_BATCH;
     typedef typename Word<E>::type W;
     I base;
-    const CopyJob<I, R>* work = first_item(batch, base);
+    const CopyJob<I, R>* work = first_item<ITEMS>(batch, base);
     if (work == nullptr) return;
     const CopyJob<I, R>& job = *work;
     const I row_bytes = job.row * (I)E;
-    uint4 value[CUDADML_ITEMS];
-    uint4* target[CUDADML_ITEMS];
+    uint4 value[ITEMS];
+    uint4* target[ITEMS];
     // Full chunks: every load before any store, so ITEMS reads are in flight at once.
 #pragma unroll
-    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+    for (int k = 0; k < ITEMS; ++k) {
         target[k] = nullptr;
         const I idx = base + (I)k * CUDADML_BLOCK;
         if (idx >= job.count) continue;
@@ -167,7 +170,7 @@ gather_rows(const __grid_constant__ CopyBatch<I, R, J> batch) {
         }
     }
 #pragma unroll
-    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+    for (int k = 0; k < ITEMS; ++k) {
         if (target[k] != nullptr) store(target[k], value[k]);
     }
 }
@@ -199,9 +202,10 @@ __device__ __forceinline__ I row_sources(const CopyJob<I, R>& job, I r, I& next)
 template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_flat(const __grid_constant__ CopyBatch<I, R, J> batch) {
+    constexpr int ITEMS = J == 1 ? CUDADML_ITEMS_GATHER_FLAT : CUDADML_ITEMS_COPY_BATCH;
     typedef typename Word<E>::type W;
     I base;
-    const CopyJob<I, R>* work = first_item(batch, base);
+    const CopyJob<I, R>* work = first_item<ITEMS>(batch, base);
     if (work == nullptr) return;
     const CopyJob<I, R>& job = *work;
     const unsigned char* src = reinterpret_cast<const unsigned char*>(job.src);
@@ -213,11 +217,11 @@ gather_flat(const __grid_constant__ CopyBatch<I, R, J> batch) {
     // alignment of the output, so the last may be empty.
     const I head = (I)(job.dst & 15);
     unsigned char* first_chunk = reinterpret_cast<unsigned char*>(job.dst - (u64)head);
-    uint4 value[CUDADML_ITEMS];
-    bool full[CUDADML_ITEMS];
+    uint4 value[ITEMS];
+    bool full[ITEMS];
     // Full chunks: every load before any store, so ITEMS chunks are in flight at once.
 #pragma unroll
-    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+    for (int k = 0; k < ITEMS; ++k) {
         full[k] = false;
         const I idx = base + (I)k * CUDADML_BLOCK;
         if (idx >= job.count) continue;
@@ -251,7 +255,7 @@ gather_flat(const __grid_constant__ CopyBatch<I, R, J> batch) {
         }
     }
 #pragma unroll
-    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+    for (int k = 0; k < ITEMS; ++k) {
         if (full[k]) store(reinterpret_cast<uint4*>(first_chunk + 16 * (base + (I)k * CUDADML_BLOCK)), value[k]);
     }
 }

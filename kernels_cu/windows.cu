@@ -111,12 +111,13 @@ gather_windows(const __grid_constant__ WindowParams<I, R> p) {
     const u64 dst = p.dst + (u64)(n * p.dst_window * E);
     const I head = (I)(dst & 15);
     unsigned char* first_chunk = reinterpret_cast<unsigned char*>(dst - (u64)head);
-    const I base = (I)local * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
-    uint4 value[CUDADML_ITEMS];
-    bool full[CUDADML_ITEMS];
+    constexpr int ITEMS = CUDADML_ITEMS_GATHER_WINDOWS;
+    const I base = (I)local * (CUDADML_BLOCK * ITEMS) + (I)threadIdx.x;
+    uint4 value[ITEMS];
+    bool full[ITEMS];
     // Full chunks: every load before any store, so ITEMS chunks are in flight at once.
 #pragma unroll
-    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+    for (int k = 0; k < ITEMS; ++k) {
         full[k] = false;
         const I idx = base + (I)k * CUDADML_BLOCK;
         if (idx >= p.count) continue;
@@ -157,7 +158,7 @@ gather_windows(const __grid_constant__ WindowParams<I, R> p) {
         }
     }
 #pragma unroll
-    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+    for (int k = 0; k < ITEMS; ++k) {
         if (full[k]) store(reinterpret_cast<uint4*>(first_chunk + 16 * (base + (I)k * CUDADML_BLOCK)), value[k]);
     }
 }
@@ -260,10 +261,11 @@ window_grad(const __grid_constant__ WindowGradParams<I, R> p) {
     const In* src = reinterpret_cast<const In*>(p.src);
     Out* dst = reinterpret_cast<Out*>(p.dst);
     const GradWindow<D>* table = reinterpret_cast<const GradWindow<D>*>(p.table);
-    const I base = (I)blockIdx.x * (CUDADML_BLOCK * CUDADML_ITEMS) + (I)threadIdx.x;
+    constexpr int ITEMS = S ? CUDADML_ITEMS_WINDOW_GRAD_PER_SAMPLE : CUDADML_ITEMS_WINDOW_GRAD;
+    const I base = (I)blockIdx.x * (CUDADML_BLOCK * ITEMS) + (I)threadIdx.x;
     // Items one after another: each walks the windows, and two at once would spill registers.
 #pragma unroll 1
-    for (int k = 0; k < CUDADML_ITEMS; ++k) {
+    for (int k = 0; k < ITEMS; ++k) {
         const I idx = base + (I)k * CUDADML_BLOCK;
         if (idx >= p.count) break;
         // A work item is V consecutive elements along the innermost axis (V > 1 only where

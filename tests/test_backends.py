@@ -119,7 +119,7 @@ def test_packed_outputs_take_the_flat_kernel(output_strides, family):
 
 def test_indices_stay_32_bit_only_while_a_whole_grid_of_them_fits():
     """A launch forms work indices up to a whole block past the count; they must not wrap."""
-    last = 2**31 - kernels.BLOCK * kernels.ITEMS  # the largest count whose grid fits in 31 bits
+    last = 2**31 - kernels.BLOCK * max(kernels.ITEMS.values())  # the largest count whose grids fit in 31 bits
     one_element = [(1, 1)]
     assert kernels._index_type(1, last - 1, one_element) is np.int32
     assert kernels._index_type(1, last, one_element) is np.int64

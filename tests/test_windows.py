@@ -399,7 +399,7 @@ def test_windows_of_one_size_are_one_launch():
     plan = WindowPlan(1, (3, 224, 224), (50176, 224, 1), 150528, 256, 0, 256 * 3 * 256 * 256 - 1)
     (launch,) = kernels.prepare(plan)
     assert launch.name == "gather_windows<1, int, 3>"
-    assert launch.grid == 256 * -(-(150528 // 16 + 1) // (kernels.BLOCK * kernels.ITEMS))
+    assert launch.grid == 256 * -(-(150528 // 16 + 1) // (kernels.BLOCK * kernels.ITEMS["gather_windows"]))
 
 
 def test_threads_share_the_compiled_launches(rng):

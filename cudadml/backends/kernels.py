@@ -25,10 +25,27 @@ import numpy as np
 from ..plan import CopyPlan, SliceGradPlan, WindowGradPlan, WindowPlan, grad_element_size, is_packed
 
 # The launch shape, measured on the H100 over every benchmark case (benchmarks/README.md):
-# small blocks of two items per thread put more independent blocks on each SM than 256 x 4
-# (int8 window 87% -> 93% of a copy, f16 92% -> 97%, 8-D window 50% -> 58%).
+# small blocks put more independent blocks on each SM than 256 x 4 (int8 window 87% -> 93% of
+# a copy, f16 92% -> 97%, 8-D window 50% -> 58%).
 BLOCK = 128  # threads per block
-ITEMS = 2  # work items per thread
+#: Work items per thread, by kernel family. One where an item's loads wait on a long index
+#: computation (a 16-byte chunk found through every dimension): the most threads, each with
+#: its loads in flight soonest (H100, against two items: int8 window 92% -> 96% of a copy,
+#: 4096 regions 109% -> 113%, the sums of 64 crops' gradient 12% -> 23%). Two where an item is
+#: one element (stride-2 gather 56% -> 68% against one item) or one window's gradient sample
+#: (78% -> 87%), and for batches of copy jobs ("copy_batch": SPLIT, JOIN), whose blocks each
+#: first search for their job (64 parts along axis 0: 97% -> 98%).
+ITEMS = {
+    "gather_elements": 2,
+    "gather_rows": 1,
+    "gather_flat": 1,
+    "copy_batch": 2,
+    "slice_grad": 1,
+    "gather_windows": 1,
+    "window_grad": 1,
+    "window_grad_per_sample": 2,
+}
+_MOST_ITEMS = max(ITEMS.values())  # bounds the work indices of every launch
 CHUNK = 16  # gather_rows moves 16-byte chunks
 MAX_RANK = 8
 #: Batch capacities compiled for; a batch of more jobs is launched in groups of the largest.
@@ -99,7 +116,7 @@ MOVE_KINDS, SUM_KINDS = (1, 2, 4, 8), (11, 12, 14, 18, 22, 24, 28)
 GRAD_LANES = 4
 #: The launch shape reaches the kernels from here (common.cuh refuses to compile without it),
 #: so the grid sizes and the kernels' indexing cannot disagree.
-DEFINES = (f"-DCUDADML_BLOCK={BLOCK}", f"-DCUDADML_ITEMS={ITEMS}")
+DEFINES = (f"-DCUDADML_BLOCK={BLOCK}", *(f"-DCUDADML_ITEMS_{family.upper()}={n}" for family, n in ITEMS.items()))
 OPTIONS = ("--std=c++17", *DEFINES)
 _GROUP = re.compile(r"(\w+)<(\d+),.*\b(int|long long)\b")  # family, element width, index type
 
@@ -321,15 +338,15 @@ def _index_type(element_size, count, *stride_sets):
     """int32 when every work index a launch forms (up to a whole block past ``count``) and
     every byte offset from a job's first element fit in 31 bits, else int64."""
     span = max(sum((n - 1) * abs(s) for n, s in strides) for strides in stride_sets) * element_size
-    return np.int32 if max(span + element_size, count + BLOCK * ITEMS) < 2**31 else np.int64
+    return np.int32 if max(span + element_size, count + BLOCK * _MOST_ITEMS) < 2**31 else np.int64
 
 
 def _pad(values, rank, fill):
     return (fill,) * (rank - len(values)) + tuple(values)
 
 
-def _blocks(count: int) -> int:
-    return -(-count // (BLOCK * ITEMS))
+def _blocks(count: int, items: int) -> int:
+    return -(-count // (BLOCK * items))
 
 
 #: Up to this many address fields, a launch rewrites them one by one (cheaper than NumPy).
@@ -499,7 +516,7 @@ def _walk_together(jobs) -> bool:
 def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
     capacity = next(c for c in capacities if c >= len(boxes))
     params = np.zeros((), copy_batch_dtype(index_type, rank, capacity))
-    block_start = [0]
+    block_start, items = [0], ITEMS[family if capacity == 1 else "copy_batch"]
     for k, (j, sizes, src, dst, count) in enumerate(boxes):
         job = params["jobs"][k]
         job["count"], job["row"], job["bytes"] = count, j.sizes[-1], j.count * e
@@ -507,7 +524,7 @@ def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
         job["src_low"], job["src_high"] = low * e, high * e + j.sizes[-1] * e
         set_dividers(job["sizes"], _pad(sizes, rank, 1))
         job["src_strides"], job["dst_strides"] = _pad(src, rank, 0), _pad(dst, rank, 0)
-        block_start.append(block_start[-1] + _blocks(count))
+        block_start.append(block_start[-1] + _blocks(count, items))
     params["block_start"][: len(block_start)] = block_start
     set_dividers(params["num_jobs"][None], [len(boxes)])
     grid = block_start[-1]
@@ -540,7 +557,8 @@ def _grad_launch(plan: SliceGradPlan) -> Launch:
     params["counts"], params["src_strides"] = plan.counts, plan.in_strides
     fields = params.dtype.fields
     slots = [(fields["src"][1], 0, 0, plan.in_offset * e), (fields["dst"][1], 1, 0, 0)]
-    return Launch(kernel_name("slice_grad", e, vector, index_type, rank), _blocks(count), params, slots)
+    name = kernel_name("slice_grad", e, vector, index_type, rank)
+    return Launch(name, _blocks(count, ITEMS["slice_grad"]), params, slots)
 
 
 def _window_launch(plan: WindowPlan) -> Launch:
@@ -549,13 +567,13 @@ def _window_launch(plan: WindowPlan) -> Launch:
     nbytes = math.prod(plan.sizes) * e
     count = -(-nbytes // CHUNK) + 1  # enough for any alignment of the window's output
     span = (plan.in_high - plan.in_low + 1) * e
-    wide = max(span, nbytes + CHUNK, count + BLOCK * ITEMS) >= 2**31
+    wide = max(span, nbytes + CHUNK, count + BLOCK * _MOST_ITEMS) >= 2**31
     index_type = np.int64 if wide else np.int32
     params = np.zeros((), window_params_dtype(index_type, rank))
     params["dst_window"], params["count"], params["bytes"] = plan.out_window, count, nbytes
     params["src_low"], params["src_high"] = plan.in_low * e, (plan.in_high + 1) * e
     set_dividers(params["sizes"], sizes)
-    blocks = _blocks(count)
+    blocks = _blocks(count, ITEMS["gather_windows"])
     set_dividers(params["blocks"][None], [blocks])
     fields = params.dtype.fields
     slots = [(fields["src"][1], 0, 0, 0), (fields["table"][1], 0, 1, 0), (fields["dst"][1], 1, 0, 0)]
@@ -571,10 +589,10 @@ SUM_LANES_FROM = 2**19
 
 def _grad_lanes(kind, per_sample, rank, elements=None) -> int:
     """window_grad's V where the innermost axis is contiguous: elements of up to 16 bytes in
-    all, at most GRAD_LANES. Sums of rank 8 stay at 1 (the lanes' registers would spill), and
-    so do sums of fewer than SUM_LANES_FROM * V elements (``elements``; None: any)."""
+    all, at most GRAD_LANES. Sums of rank 7 and 8 stay at 1 (the lanes' registers would
+    spill), and so do sums of fewer than SUM_LANES_FROM * V elements (``elements``; None: any)."""
     lanes = min(GRAD_LANES, CHUNK // grad_element_size(kind))
-    if not per_sample and (rank == MAX_RANK or (elements is not None and elements < SUM_LANES_FROM * lanes)):
+    if not per_sample and (rank >= MAX_RANK - 1 or (elements is not None and elements < SUM_LANES_FROM * lanes)):
         return 1
     return lanes
 
@@ -593,7 +611,8 @@ def _window_grad_launch(plan: WindowGradPlan) -> Launch:
     fields = params.dtype.fields
     slots = [(fields["src"][1], 0, 0, 0), (fields["table"][1], 0, 1, 0), (fields["dst"][1], 1, 0, 0)]
     name = kernel_name("window_grad", plan.kind, vector, index_type, rank, int(plan.per_sample))
-    return Launch(name, _blocks(count), params, slots)
+    items = ITEMS["window_grad_per_sample" if plan.per_sample else "window_grad"]
+    return Launch(name, _blocks(count, items), params, slots)
 
 
 def prepare(plan) -> tuple[Launch, ...]:
