@@ -12,6 +12,10 @@ import cudadml as cd
 from cudadml.backends import CUDA, EMULATE, REFERENCE, backend_for, host_backend, kernels
 
 
+def _F32(sizes):
+    return cd.BufferTensorDesc(cd.TensorDataType.FLOAT32, sizes)
+
+
 def test_host_backend_defaults_to_the_reference_and_nests_per_thread():
     assert host_backend() is REFERENCE
     with cd.use_host_backend("emulate"):
@@ -115,6 +119,38 @@ def test_packed_outputs_take_the_flat_kernel(output_strides, family):
     )
     (launch,) = kernels.prepare(desc.compile().plan)
     assert launch.name.startswith(family + "<2,")
+
+
+@pytest.mark.parametrize(
+    ("desc", "family", "items"),
+    [
+        (  # one job, rows of 16 bytes or more into a packed output
+            cd.SliceOperatorDesc(_F32([64, 400]), _F32([60, 360]), [1, 2], [60, 360], [1, 1]),
+            "gather_flat",
+            "gather_flat",
+        ),
+        (  # one job, element by element
+            cd.SliceOperatorDesc(_F32([64, 400]), _F32([60, 200]), [1, 0], [60, 200], [1, 2]),
+            "gather_elements",
+            "gather_elements",
+        ),
+        (  # a batch: three parts of the rows, one after another (not interleaved)
+            cd.SplitOperatorDesc(_F32([90, 400]), [_F32([30, 400])] * 3, 0),
+            "gather_flat",
+            "copy_batch",
+        ),
+    ],
+)
+def test_grids_give_each_thread_the_items_its_kernel_takes(desc, family, items):
+    """Grids and kernels take the items per thread from one table (kernels.ITEMS, passed to the
+    kernels as -D options): a grid sized for fewer items than the kernel's would repeat the
+    work, for more it would leave chunks unmoved."""
+    (launch,) = kernels.prepare(desc.compile().plan)
+    assert launch.name.startswith(family + "<4,")
+    assert f"-DCUDADML_ITEMS_{items.upper()}={kernels.ITEMS[items]}" in kernels.DEFINES
+    jobs = launch.params["jobs"][: int(launch.params["num_jobs"]["d"])]
+    per_block = kernels.BLOCK * kernels.ITEMS[items]
+    assert launch.grid == sum(-(-int(j["count"]) // per_block) for j in jobs)
 
 
 def test_indices_stay_32_bit_only_while_a_whole_grid_of_them_fits():
