@@ -6,8 +6,9 @@
 // load_run) and merged from two (merge_at),
 // and the launch shape (BLOCK threads per block).
 // Supplied by Python (cudadml/backends/kernels.py), as -D options: CUDADML_BLOCK, and the work
-// items per thread of each kernel family, CUDADML_ITEMS_<FAMILY> (used by that kernel alone). This header is inlined textually into the .cu files that include it, so cached
-// modules see its edits.
+// items per thread of each kernel family, CUDADML_ITEMS_<FAMILY> (used by that kernel alone).
+// This header is inlined textually into the .cu files that include it, so cached modules see
+// its edits.
 // Cannot be compiled standalone.
 #pragma once
 
