@@ -68,17 +68,21 @@ def test_reference_backend_runs_host_memory():
         assert np.array_equal(cd.strided_slice(x, np.s_[::-1, 1::2]), x[::-1, 1::2])
 
 
-@pytest.mark.parametrize("parts", [3, 64])
-def test_launch_writes_each_address_field_as_the_struct_says(parts, monkeypatch):
-    """The per-call parameter words (one by one for a few fields, one NumPy gather for many)
-    equal the struct built field by field, for every binding's address."""
-    from cudadml.backends import kernels
-
+def _split_launch(parts):
     f32 = cd.TensorDataType.FLOAT32
     desc = cd.SplitOperatorDesc(
         cd.BufferTensorDesc(f32, [4, 2 * parts]), [cd.BufferTensorDesc(f32, [4, 2]) for _ in range(parts)], 1
     )
     (launch,) = kernels.prepare(desc.to_plan())
+    return launch
+
+
+@pytest.mark.parametrize("parts", [3, 64])
+def test_launch_writes_each_address_field_as_the_struct_says(parts, monkeypatch):
+    """The Python route's per-call parameter words (one by one for a few fields, one NumPy
+    gather for many) equal the struct built field by field, for every binding's address."""
+    monkeypatch.setattr(kernels, "_native", None)  # the route without the compiled launcher
+    launch = _split_launch(parts)
     launched = []
 
     class FakeDriver:
@@ -100,6 +104,87 @@ def test_launch_writes_each_address_field_as_the_struct_says(parts, monkeypatch)
         outputs = [int(rng.integers(1, 2**48)) * 16 for _ in range(parts)]
         launch(inputs, outputs, 0)
         assert launched[-1] == bytes(launch.struct_bytes(inputs, outputs))
+
+
+@pytest.mark.skipif(kernels._native is None, reason="the compiled launcher is not built (no C compiler)")
+@pytest.mark.parametrize("parts", [3, 64])
+def test_the_compiled_launcher_writes_the_words_the_python_route_writes(parts, monkeypatch):
+    """``_launch.fill`` (what the compiled launch writes before ``cuLaunchKernel``) against the
+    Python route, for random addresses and every address field of a launch: a few or many."""
+    launch = _split_launch(parts)
+    rng = np.random.default_rng(parts)
+    for _ in range(3):
+        inputs = [int(rng.integers(1, 2**48)) * 16]
+        outputs = tuple(int(rng.integers(1, 2**48)) * 16 + 4 * int(rng.integers(0, 4)) for _ in range(parts))
+        compiled = launch.struct_bytes(inputs, outputs)
+        with monkeypatch.context() as m:
+            m.setattr(kernels, "_native", None)
+            assert compiled == launch.struct_bytes(inputs, list(outputs))
+        assert compiled != bytearray(launch.struct_bytes([0], [0] * parts))
+
+
+@pytest.mark.skipif(kernels._native is None, reason="the compiled launcher is not built (no C compiler)")
+def test_the_compiled_launcher_refuses_what_it_cannot_write():
+    """Bad slots and addresses raise before a word changes: an index past the bindings, a
+    word past the struct, an address that is no 64-bit unsigned int, a set of addresses that is
+    no list or tuple."""
+    native = kernels._native
+
+    def slots(*quadruples):
+        return np.array(quadruples, np.int64).reshape(-1).tobytes()
+
+    words = bytearray(range(32))
+    for bad_slots, inputs, outputs, error in [
+        (slots((0, 0, 1, 0)), [16], [32], IndexError),  # binding 1 of one input
+        (slots((4, 1, 0, 0)), [16], [32], IndexError),  # word 4 of a 4-word struct
+        (slots((0, 2, 0, 0)), [16], [32], IndexError),  # role 2: neither inputs nor outputs
+        (slots((0, 0, 0, 0)), [-16], [32], OverflowError),
+        (slots((0, 0, 0, 0)), [2**64], [32], OverflowError),
+        (slots((0, 0, 0, 0)), [16.0], [32], TypeError),
+        (slots((0, 0, 0, 0)), np.array([16]), [32], TypeError),
+        (slots((0, 0, 0, 0))[:-8], [16], [32], TypeError),  # not whole quadruples
+    ]:
+        with pytest.raises(error):
+            native.fill(words, bad_slots, inputs, outputs)
+        assert words == bytearray(range(32))
+    with pytest.raises(ValueError, match="8-byte words"):
+        native.fill(bytearray(12), slots((0, 0, 0, 0)), [16], [32])
+    native.fill(words, slots((1, 1, 0, -8), (3, 0, 0, 2**63 - 1)), [16], (40,))
+    assert np.frombuffer(words, np.uint64)[[1, 3]].tolist() == [32, 16 + 2**63 - 1]
+
+
+def test_the_compiled_launcher_is_built_where_there_is_a_c_compiler():
+    """``pip install -e .`` builds ``cudadml/backends/_launch.c`` where it finds the C compiler Python
+    was built with (and goes on without it where there is none: the next test)."""
+    import shutil
+    import sysconfig
+
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler}): the Python route is what this install has")
+    assert kernels._native is not None, (
+        "a C compiler is here, but cudadml.backends._launch was not built: pip install -e ."
+    )
+
+
+def test_without_the_compiled_launcher_the_python_route_builds_the_same_structs():
+    """What a machine without a C compiler gets: the package imports and launches through the
+    Python route (here the struct it would launch)."""
+    code = (
+        "import sys; sys.modules['cudadml.backends._launch'] = None\n"
+        "import cudadml as cd\n"
+        "from cudadml.backends import kernels\n"
+        "assert kernels._native is None\n"
+        "f32, t = cd.TensorDataType.FLOAT32, cd.BufferTensorDesc\n"
+        "desc = cd.SliceOperatorDesc(t(f32, [4, 4]), t(f32, [2, 2]), [1, 1], [2, 2], [1, 1])\n"
+        "(launch,) = kernels.prepare(desc.to_plan())\n"
+        "print(launch.struct_bytes([4096], [8192]).hex())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    desc = cd.SliceOperatorDesc(_F32([4, 4]), _F32([2, 2]), [1, 1], [2, 2], [1, 1])
+    (launch,) = kernels.prepare(desc.to_plan())
+    assert result.stdout.strip() == launch.struct_bytes([4096], [8192]).hex()
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cudadml as cd
-from cudadml.backends import kernels
+from cudadml.backends import CUDA, kernels
 from cudadml.examples import EXAMPLES
 from cudadml.testing import POISON, TensorBuffer, random_array, to_host
 
@@ -144,6 +144,53 @@ def test_a_thread_that_made_no_cuda_call_can_launch(cp, rng):
     thread.join()
     assert seen == [0]
     assert to_host(out).tobytes() == np.ascontiguousarray(to_host(x)[key]).tobytes()
+
+
+def test_loaded_launches_take_the_compiled_launcher(cp, rng, monkeypatch):
+    """Where the install built ``cudadml.backends._launch``, a loaded kernel launches from C, a few
+    addresses or 128 (a join of 64), without the Python route (which asks CuPy's runtime for
+    the device first)."""
+    if kernels._native is None:
+        pytest.skip("cudadml.backends._launch is not built here (test_backends says whether it should be)")
+    x = cp.asarray(random_array((64, 48), np.float32, rng))
+    parts = [cp.asarray(random_array((3, 48), np.float32, rng)) for _ in range(64)]
+    key = np.s_[3::3, 1:46]
+    out, joined = cp.full((21, 45), np.nan, np.float32), cp.full((192, 48), np.nan, np.float32)
+    cd.strided_slice(x, key, out=out)  # compiled and loaded here
+    cd.join(parts, out=joined)
+    out.fill(0)
+    joined.fill(0)
+
+    class NoRuntime:
+        def __getattr__(self, name):
+            raise AssertionError(f"the Python route ran (_runtime.{name})")
+
+    monkeypatch.setattr(kernels, "_runtime", NoRuntime())
+    cd.strided_slice(x, key, out=out)
+    cd.join(parts, out=joined)
+    monkeypatch.undo()
+    assert to_host(out).tobytes() == np.ascontiguousarray(to_host(x)[key]).tobytes()
+    assert to_host(joined).tobytes() == np.concatenate([to_host(p) for p in parts]).tobytes()
+
+
+@pytest.mark.parametrize("compiled_launcher", [True, False])
+def test_a_launch_the_driver_refuses_raises_cupys_error(cp, rng, monkeypatch, compiled_launcher):
+    """A launch that ``cuLaunchKernel`` refuses (here a grid past its limit) raises CuPy's
+    ``CUDADriverError`` on either route, and no output byte changes."""
+    if not compiled_launcher:
+        monkeypatch.setattr(kernels, "_native", None)
+    f32 = cd.TensorDataType.FLOAT32
+    compiled = cd.SliceOperatorDesc(
+        cd.BufferTensorDesc(f32, [8, 8]), cd.BufferTensorDesc(f32, [4, 8]), [0, 0], [4, 8], [2, 1]
+    ).compile()
+    x = cp.asarray(random_array((8, 8), np.float32, rng))
+    out = cp.asarray(random_array((4, 8), np.float32, rng))
+    before = to_host(out).tobytes()
+    (launch,) = compiled._prepared_for(CUDA).for_addresses(0)
+    monkeypatch.setattr(launch, "grid", 2**31)  # gridDim.x is at most 2^31 - 1
+    with pytest.raises(cp.cuda.driver.CUDADriverError, match="CUDA_ERROR_INVALID_VALUE"):
+        compiled.execute([x], [out])
+    assert to_host(out).tobytes() == before
 
 
 def test_execute_captures_in_a_cuda_graph_and_replays_with_new_data(cp, rng):
