@@ -13,8 +13,9 @@
  *     fill() on a copy of the bytes `template`, then cuLaunchKernel of functions[current
  *     device] (a dict of CUfunction handles) on `stream`, grid x 1 x 1 blocks of block x 1 x 1
  *     threads. Returns 0 when launched, else nothing was launched and it returns the CUresult
- *     of cuCtxGetDevice or cuLaunchKernel, or NO_FUNCTION (functions lacks the current device)
- *     or NO_DRIVER (libcuda cannot be loaded): the caller's Python route handles each.
+ *     of a driver call, or NO_CONTEXT (this thread has no current context), NO_FUNCTION
+ *     (functions lacks the current device) or NO_DRIVER (libcuda cannot be loaded): the
+ *     caller's Python route handles these three.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -24,13 +25,16 @@
 
 #define NO_FUNCTION (-1)
 #define NO_DRIVER (-2)
+#define NO_CONTEXT (-3)
 /* Kernel parameters are at most 32764 bytes (CUDA 12.1 and newer, Volta and newer). */
 #define MOST_WORDS 4096
 
 typedef int (*LaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
                             void**, void**);
+typedef int (*CtxGetCurrent)(void**);
 typedef int (*CtxGetDevice)(int*);
 static LaunchKernel cu_launch_kernel;
+static CtxGetCurrent cu_ctx_get_current;
 static CtxGetDevice cu_ctx_get_device;
 
 /* The driver's entry points, from the libcuda that CuPy has loaded already. */
@@ -38,9 +42,10 @@ static int find_driver(void) {
     void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (cuda == NULL) cuda = dlopen("libcuda.so.1", RTLD_NOW);
     if (cuda == NULL) return 0;
+    cu_ctx_get_current = (CtxGetCurrent)dlsym(cuda, "cuCtxGetCurrent");
     cu_ctx_get_device = (CtxGetDevice)dlsym(cuda, "cuCtxGetDevice");
     cu_launch_kernel = (LaunchKernel)dlsym(cuda, "cuLaunchKernel");
-    return cu_ctx_get_device != NULL && cu_launch_kernel != NULL;
+    return cu_ctx_get_current != NULL && cu_ctx_get_device != NULL && cu_launch_kernel != NULL;
 }
 
 static PyObject* sequence_item(PyObject* sequence, Py_ssize_t k) {
@@ -125,8 +130,14 @@ static PyObject* launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
     uint64_t words[MOST_WORDS];
     memcpy(words, PyBytes_AS_STRING(args[4]), (size_t)size);
     if (fill_words(words, size / 8, args[5], args[6], args[7])) return NULL;
+    /* Asked first, as it is no error: cuCtxGetDevice without a context is one, which
+     * compute-sanitizer reports. */
+    void* context = NULL;
+    int status = cu_ctx_get_current(&context);
+    if (status) return PyLong_FromLong(status);
+    if (context == NULL) return PyLong_FromLong(NO_CONTEXT);
     int device;
-    int status = cu_ctx_get_device(&device);
+    status = cu_ctx_get_device(&device);
     if (status) return PyLong_FromLong(status);
     PyObject* key = PyLong_FromLong(device);
     if (key == NULL) return NULL;
@@ -156,7 +167,8 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__launch(void) {
     PyObject* m = PyModule_Create(&module);
     if (m != NULL && (PyModule_AddIntConstant(m, "NO_FUNCTION", NO_FUNCTION) ||
-                      PyModule_AddIntConstant(m, "NO_DRIVER", NO_DRIVER))) {
+                      PyModule_AddIntConstant(m, "NO_DRIVER", NO_DRIVER) ||
+                      PyModule_AddIntConstant(m, "NO_CONTEXT", NO_CONTEXT))) {
         Py_DECREF(m);
         return NULL;
     }

@@ -26,6 +26,10 @@ from ..plan import CopyPlan, SliceGradPlan, WindowGradPlan, WindowPlan, grad_ele
 
 try:  # the compiled launcher, where the install found a C compiler (setup.py); else Launch's Python route
     from . import _launch as _native
+
+    #: Its statuses that the Python route handles: no kernel loaded on the current device, no
+    #: libcuda to call, no context current in this thread.
+    _PYTHON_ROUTE = frozenset({_native.NO_FUNCTION, _native.NO_DRIVER, _native.NO_CONTEXT})
 except ImportError:
     _native = None
 
@@ -426,9 +430,10 @@ class Launch:
             )
             if status == 0:
                 return
+            if status not in _PYTHON_ROUTE:  # the driver refused the launch
+                raise _driver.CUDADriverError(status)
             # Nothing was launched: the Python route loads the kernel on a device it has not run
-            # on yet, makes a context current in a thread that has none, or raises the driver's
-            # error (launching again, to raise it as CuPy does).
+            # on yet, or makes a context current in a thread that has none.
         device = _runtime.getDevice()
         function = self._functions.get(device)
         if function is None:
