@@ -155,13 +155,17 @@ def test_the_compiled_launcher_refuses_what_it_cannot_write():
 
 def test_the_compiled_launcher_is_built_where_there_is_a_c_compiler():
     """``pip install -e .`` builds ``cudadml/backends/_launch.c`` where it finds the C compiler Python
-    was built with (and goes on without it where there is none: the next test)."""
+    was built with and Python's headers (and goes on without it where either is missing: the
+    next test)."""
+    import pathlib
     import shutil
     import sysconfig
 
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:
         pytest.skip(f"no C compiler ({compiler}): the Python route is what this install has")
+    if not (pathlib.Path(sysconfig.get_paths()["include"]) / "Python.h").is_file():
+        pytest.skip("no Python.h: the Python route is what this install has")
     assert kernels._native is not None, (
         "a C compiler is here, but cudadml.backends._launch was not built: pip install -e ."
     )
