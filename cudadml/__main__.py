@@ -24,7 +24,7 @@ import cudadml as cd
 from cudadml.backends import emulate, gpu_status
 from cudadml.examples import EXAMPLES
 from cudadml.testing import TensorBuffer, random_array, to_host
-from cudadml.warmup import BACKENDS
+from cudadml.warmup import BACKENDS, progress_bar
 
 
 def _run_example(example, xp):
@@ -160,20 +160,23 @@ def main(argv=None) -> int:
         runnable, what = available[backend]
         print(f"  {backend:<10} {what if runnable else 'not run: ' + what}")
         if backend == "emulate" and runnable:
-            started = time.perf_counter()
-            count = cd.precompile(backend="emulate", progress=sys.stderr.isatty())
-            print(
-                f"  {'':<10} {count} kernels ready in {time.perf_counter() - started:.1f} s "
-                f"(built once, then loaded from {emulate.cache_dir()})"
-            )
+            print(f"  {'':<10} (the kernels a case needs are built on first use, and kept in {emulate.cache_dir()})")
+    sys.stdout.flush()  # before the progress bar, on stderr, can show
     cases = list(_cases())
     results, seconds = {}, {}
-    for backend in runs:
-        xp, context = _runner(backend)
-        started = time.perf_counter()
-        with context:
-            results[backend] = [_status(check, xp) for _, check in cases]
-        seconds[backend] = time.perf_counter() - started
+    bar = progress_bar(len(cases) * len(runs), "cudadml: self-check", "case")
+    try:
+        for backend in runs:
+            xp, context = _runner(backend)
+            started = time.perf_counter()
+            with context:
+                results[backend] = []
+                for _, check in cases:
+                    results[backend].append(_status(check, xp))
+                    bar.update()
+            seconds[backend] = time.perf_counter() - started
+    finally:
+        bar.close()
     width = max(len(name) for name, _ in cases)
     print(f"\n{'case':<{width}}  {'backend':<10}  result")
     for k, (name, _) in enumerate(cases):

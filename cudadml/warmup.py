@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import importlib.util
 import logging
 import os
 import time
@@ -39,7 +40,7 @@ def precompile(*work, backend=None, progress=True) -> int:
         with the C++ compiler for the host, and "reference" needs nothing. By default "cuda"
         where CuPy sees a GPU, else the host backend in effect (``use_host_backend``).
     progress : bool
-        Show a progress bar (tqdm's, in a terminal or a notebook) where tqdm is installed.
+        Show a progress bar (tqdm's, in a terminal or a notebook) once the compiles take 2 s.
 
     Returns
     -------
@@ -132,7 +133,7 @@ def _emulation_build(key):
 
 def _run(jobs, build, description, progress):
     """``build(job)`` for every job, in parallel (the compilers run outside the GIL)."""
-    bar = _progress_bar(len(jobs), description) if progress and jobs else None
+    bar = progress_bar(len(jobs), description, "group") if progress and jobs else None
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         futures = [pool.submit(build, job) for job in jobs]
         try:
@@ -147,9 +148,11 @@ def _run(jobs, build, description, progress):
                 bar.close()
 
 
-def _progress_bar(total, description):
-    try:
+def progress_bar(total: int, description: str, unit: str):
+    """tqdm's bar on stderr, shown once the work has taken 2 s: a widget in Jupyter where
+    ipywidgets is installed, else a line of text (which Jupyter shows as well)."""
+    if importlib.util.find_spec("ipywidgets") is None:
+        from tqdm.std import tqdm  # tqdm.auto would warn in Jupyter that ipywidgets is missing
+    else:
         from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc=description, unit="group")
+    return tqdm(total=total, desc=description, unit=unit, delay=2)

@@ -17,7 +17,7 @@
 // launch gets), the grid, BLOCK, the byte ranges of the inputs, which __ldg may read, and
 // those of the outputs' elements, which store may write.
 // Loaded by cudadml.backends.emulate: prepended to a kernel source (kernel_source(), includes
-// inlined) and compiled with g++ -O2 -fno-strict-aliasing (the kernels type-pun through
+// inlined) and compiled with g++ -O0 -fno-strict-aliasing (the kernels type-pun through
 // unsigned char, uint4 and element words) into a shared library loaded with ctypes.
 #pragma once
 

@@ -1,13 +1,11 @@
 """Shared fixtures: the array module under test (NumPy always, on the reference backend and on
 the emulated kernels; CuPy where a GPU is usable)."""
 
-import time
 import zlib
 
 import numpy as np
 import pytest
 
-import cudadml as cd
 from cudadml.backends import gpu_status
 from cudadml.testing import emulated
 
@@ -47,25 +45,14 @@ def say(pytestconfig):
     return say
 
 
-@pytest.fixture(scope="session")
-def emulation_libraries(say):
-    """Every emulated kernel built once, on all cores (kept on disk, so later runs load them)."""
-    from cudadml.backends import emulate
-
-    say(f"emulation: building (or loading) every kernel with {emulate.compiler()} in {emulate.cache_dir()} ...")
-    started = time.perf_counter()
-    count = cd.precompile(backend="emulate", progress=False)
-    say(f"emulation: {count} kernels ready in {time.perf_counter() - started:.1f} s")
-
-
 @pytest.fixture(
     params=["numpy", pytest.param("emulate", marks=pytest.mark.emulate), pytest.param("cupy", marks=pytest.mark.gpu)]
 )
 def xp(request):
     """The array module whose arrays the operators run on: NumPy on the reference backend,
-    NumPy through the kernels emulated on the host, or CuPy through the kernels on the GPU."""
+    NumPy through the kernels emulated on the host (each group of kernels built on first use),
+    or CuPy through the kernels on the GPU."""
     if request.param == "emulate":
-        request.getfixturevalue("emulation_libraries")
         with emulated():
             yield np
     else:

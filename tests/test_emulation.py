@@ -96,7 +96,7 @@ def nvrtc_builds(say):
     return builds
 
 
-@pytest.mark.nvrtc
+@pytest.mark.every_kernel
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("source_file", SOURCES)
 def test_every_specialisation_compiles_with_nvrtc(nvrtc_builds, source_file, arch):
@@ -142,7 +142,7 @@ def test_register_limits_keep_the_occupancy_their_comments_give():
         assert blocks_per_sm(limit + 1) < blocks_per_sm(limit) or blocks_per_sm(limit) == 16, family
 
 
-@pytest.mark.nvrtc
+@pytest.mark.every_kernel
 @pytest.mark.parametrize("source_file", SOURCES)
 def test_no_local_memory_and_registers_within_limits(nvrtc_builds, source_file):
     """ptxas's report for every specialisation the plans can ask for (sm_90): no stack frame, no
@@ -379,8 +379,14 @@ def _params_dtype(name):
     return kernels.copy_batch_dtype(np.int32 if index == "int" else np.int64, rank, capacity)
 
 
+@pytest.mark.every_kernel
 @pytest.mark.emulate
-def test_parameter_structs_have_numpys_layout_size_in_cpp(emulation_libraries):
+def test_every_specialisation_builds_for_the_host_with_numpys_struct_size(say):
+    count = sum(map(len, kernels.all_kernel_names().values()))
+    say(f"emulation: building (or loading) {count} kernels with {emulate.compiler()} in {emulate.cache_dir()} ...")
+    started = time.perf_counter()
+    assert cd.precompile(backend="emulate", progress=False) == count
+    say(f"emulation: {count} kernels ready in {time.perf_counter() - started:.1f} s")
     for names in kernels.all_kernel_names().values():
         for name in names:
             assert emulate.library_for(name).param_size[name] == _params_dtype(name).itemsize, name
@@ -589,9 +595,7 @@ def index_type(request, monkeypatch):
 @pytest.mark.emulate
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.int8])
 @pytest.mark.parametrize("shift", [1, 2, 6])
-def test_unaligned_arrays_in_and_out_with_checked_stores(
-    emulation_libraries, monkeypatch, rng, dtype, shift, index_type
-):
+def test_unaligned_arrays_in_and_out_with_checked_stores(monkeypatch, rng, dtype, shift, index_type):
     """Inputs and ``out=`` arrays at unaligned addresses run exactly, and every store was checked
     against exactly the output arrays' bytes and stored each of them once; with 32- and 64-bit
     indices (common.cuh's divisions of both widths)."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -35,12 +36,30 @@ NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 TIMEOUT_S = 300
 VOLATILE = "volatile"
 COMPARED = ("text/plain", "text/html", "image/svg+xml")
-#: Notebooks that need an optional package; their test skips without it.
-NEEDS = {"02_tasks.ipynb": "matplotlib", "03_dask.ipynb": "dask", "04_windows.ipynb": "torch"}
+#: The optional packages a notebook may need; each one it imports is named in its first cell.
+#: (04 imports torchvision where it is installed, and does the same without it.)
+OPTIONAL = ("torch", "dask", "matplotlib")
+_NEEDS = re.compile(r"^\*\*Needs:\*\* (.*)$", re.MULTILINE)
+
+
+def needs(nb) -> list[str]:
+    """The packages named (in backquotes) on the ``**Needs:**`` line of the first cell."""
+    found = _NEEDS.search(nb.cells[0].source)
+    assert found, "the first cell has no **Needs:** line"
+    return re.findall(r"`(\w+)`", found.group(1))
 
 
 def test_there_are_notebooks():
     assert NOTEBOOKS, f"no notebooks in {NOTEBOOKS_DIR}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_the_first_cell_names_every_optional_package_the_notebook_imports(path):
+    nb = nbformat.read(path, as_version=4)
+    code = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code")
+    imported = set(re.findall(r"^\s*(?:import|from) (\w+)", code, re.MULTILINE))
+    imported |= {"matplotlib"} if "bandwidth_chart" in code else set()  # benchmarks/chart.py draws with it
+    assert sorted(imported & set(OPTIONAL)) == sorted(needs(nb))
 
 
 def _prepended(name, entry):
@@ -119,10 +138,10 @@ def kernel_environment(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs_and_shows_what_was_committed(path, kernel_environment):
-    needed = NEEDS.get(path.name)
-    if needed and importlib.util.find_spec(needed) is None:
-        pytest.skip(f"{path.name} needs {needed}")
     committed = nbformat.read(path, as_version=4)
+    missing = [p for p in needs(committed) if importlib.util.find_spec(p) is None]
+    if missing:
+        pytest.skip(f'{path.name} needs {", ".join(missing)}, which is not installed (pip install -e ".[all]")')
     assert any(cell.get("outputs") for cell in committed.cells), f"{path.name} is committed without outputs"
     nb = nbformat.read(path, as_version=4)
     nb.cells.insert(0, _environment_check_cell())

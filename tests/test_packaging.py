@@ -1,6 +1,7 @@
 """What the README and CI promise about installing and testing: extras that pull only the
-CUDA components cudadml uses, and a default test run that leaves the minutes of NVRTC
-compiling to ``pytest -m nvrtc``, which CI runs."""
+CUDA components cudadml uses, a default test run that leaves the minutes of building every
+kernel to ``pytest -m every_kernel``, which CI runs, and CI's first stage running the README's
+two commands as they are written."""
 
 import configparser
 import pathlib
@@ -19,7 +20,24 @@ def test_cuda_extras_pull_cupy_with_only_nvrtc_and_the_runtime(cuda):
     assert extra == [f"cupy-cuda{cuda}x>=14", f"cuda-toolkit[cudart,nvrtc]=={cuda}.*"]
 
 
-def test_the_default_run_deselects_nvrtc_and_ci_runs_it(pytestconfig):
+def test_the_default_run_deselects_every_kernel_and_ci_runs_it(pytestconfig):
     addopts = " ".join(pytestconfig.getini("addopts"))
-    assert re.search(r"-m '?not nvrtc'?$", addopts)
-    assert re.search(r"^pytest -m nvrtc\b", (ROOT / ".ci" / "run").read_text(), re.M)
+    assert re.search(r"-m '?not every_kernel'?$", addopts)
+    assert re.search(r"^pytest -m every_kernel\b", (ROOT / ".ci" / "run").read_text(), re.M)
+
+
+def readme_commands():
+    """The README's Quickstart commands: its first two ``bash`` blocks, one line each."""
+    blocks = re.findall(r"^```bash\n(.*?)^```$", (ROOT / "README.md").read_text(), re.M | re.S)
+    return [block.strip() for block in blocks[:2]]
+
+
+def test_the_readme_gives_two_commands_and_ci_runs_them_before_installing_anything_else():
+    assert readme_commands() == [
+        'pip install -e ".[cuda13]" && python -m cudadml',
+        'pip install -e ".[cuda13,test]" && pytest',
+    ]
+    code = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if not line.lstrip().startswith("#")]
+    first_install = next(k for k, line in enumerate(code) if "pip install" in line or "apt-get install" in line)
+    first_stage = next(k for k, line in enumerate(code) if "< <(readme_commands)" in line)
+    assert first_stage < first_install

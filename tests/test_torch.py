@@ -30,7 +30,6 @@ def device(request):
             pytest.skip("torch sees no CUDA device")
         yield torch.device("cuda")
     elif request.param == "emulate":
-        request.getfixturevalue("emulation_libraries")
         with emulated():
             yield torch.device("cpu")
     else:

@@ -2,6 +2,7 @@
 compile is logged at INFO on the "cudadml" logger, and the progress bar is tqdm's where tqdm is."""
 
 import functools
+import importlib.util
 import logging
 import sys
 import types
@@ -58,13 +59,21 @@ def test_a_cached_library_is_loaded_with_a_debug_record(fresh_emulation, monkeyp
     assert record.levelno == logging.DEBUG and " loaded from " in record.getMessage()
 
 
-@pytest.mark.emulate
-def test_work_items_name_the_kernels(emulation_libraries):
+@pytest.fixture
+def builds(monkeypatch):
+    """The emulation's groups that precompile asks for, recorded instead of built."""
+    asked = []
+    monkeypatch.setattr(emulate, "library", lambda *group: asked.append(group))
+    return asked
+
+
+def test_work_items_name_the_kernels(builds):
     width_4 = [name for name in ALL if kernels.group_key(name)[2] == "4"]
     assert cd.precompile(np.float32, "int32", backend="emulate", progress=False) == len(width_4) > 100
     width_8 = [name for name in ALL if kernels.group_key(name)[2] == "8"]
     assert cd.precompile(np.complex128, backend="emulate", progress=False) == len(width_8)  # 8-byte word pairs
     assert cd.precompile(backend="emulate", progress=False) == len(ALL)
+    assert set(builds) == {emulate.group_of(name) for name in ALL}  # every group, nothing else
 
 
 @pytest.mark.emulate
@@ -103,8 +112,8 @@ def test_cuda_without_a_gpu_says_why():
 
 
 class _Bar:
-    def __init__(self, total, desc, unit):
-        self.total, self.desc, self.unit, self.updates, self.closed = total, desc, unit, 0, False
+    def __init__(self, total, desc, unit, delay):
+        self.total, self.desc, self.unit, self.delay, self.updates, self.closed = total, desc, unit, delay, 0, False
         _Bar.made.append(self)
 
     def update(self):
@@ -114,19 +123,21 @@ class _Bar:
         self.closed = True
 
 
-@pytest.mark.emulate
-def test_the_progress_bar_is_tqdms_where_tqdm_is(emulation_libraries, monkeypatch):
+def test_the_progress_bar_is_tqdms_shown_after_two_seconds(builds, monkeypatch):
     _Bar.made = []
-    monkeypatch.setitem(sys.modules, "tqdm.auto", types.SimpleNamespace(tqdm=_Bar))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)  # no ipywidgets: tqdm's text bar
+    monkeypatch.setitem(sys.modules, "tqdm.std", types.SimpleNamespace(tqdm=_Bar))
     cd.precompile(np.float16, backend="emulate")
     (bar,) = _Bar.made
     groups = {emulate.group_of(name) for name in ALL if kernels.group_key(name)[2] == "2"}
-    assert (bar.total, bar.updates, bar.closed) == (len(groups), len(groups), True)
-    assert bar.desc == "cudadml: emulate kernels"
+    assert (bar.total, bar.updates, bar.closed, bar.delay) == (len(groups), len(groups), True, 2)
+    assert (bar.desc, bar.unit) == ("cudadml: emulate kernels", "group")
     cd.precompile(np.float16, backend="emulate", progress=False)
     assert len(_Bar.made) == 1
-    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # not installed: no bar, no error
-    assert cd.precompile(np.float16, backend="emulate") > 0
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())  # ipywidgets: tqdm.auto's widget
+    monkeypatch.setitem(sys.modules, "tqdm.auto", types.SimpleNamespace(tqdm=_Bar))
+    cd.precompile(np.float16, backend="emulate")
+    assert len(_Bar.made) == 2 and _Bar.made[1].updates == len(groups)
 
 
 @pytest.mark.gpu
