@@ -24,6 +24,17 @@ def address_of(a) -> int:
     return a.data.ptr
 
 
+def element_strides(shape, strides, per_element):
+    """``strides`` in elements of ``per_element`` stride units, or None where one is not whole.
+    An axis of one element, or any axis of an empty array, moves nowhere: its stride counts as 0
+    (a record's field of one element has strides of the record's size)."""
+    if 0 in shape:
+        return (0,) * len(shape)
+    if any(s % per_element for n, s in zip(shape, strides) if n != 1):
+        return None
+    return tuple(s // per_element if n != 1 else 0 for n, s in zip(shape, strides))
+
+
 def byte_extent(a) -> tuple[int, int]:
     """``[low, high)`` bytes that the elements of ``a`` occupy, whatever its strides."""
     low = high = address_of(a)

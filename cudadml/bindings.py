@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import overlap
+from ._memory import element_strides
 from .errors import BindingError, Violations, as_int
 from .tensor import MIN_BINDING_ALIGNMENT
 
@@ -208,7 +209,15 @@ def _resolve(binding, slot, problems, where, layout_known):
     if not placed:  # an array laid out as compiled: it is the tensor
         if layout_known:
             return kind, buffer, address, device
-        if buffer.shape != slot.shape or buffer.strides != slot.byte_strides or buffer.itemsize != slot.itemsize:
+        if (
+            buffer.shape != slot.shape
+            or buffer.itemsize != slot.itemsize
+            or (
+                buffer.strides != slot.byte_strides
+                and element_strides(buffer.shape, buffer.strides, slot.itemsize)
+                != element_strides(slot.shape, slot.byte_strides, slot.itemsize)
+            )
+        ):
             problems.append(
                 f"{slot.name}: an array of shape {buffer.shape}, strides {buffer.strides} and {buffer.itemsize}-byte "
                 f"elements is bound where shape {slot.shape}, strides {slot.byte_strides} and "

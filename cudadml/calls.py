@@ -146,6 +146,22 @@ def _tensor(data_type, shape):
     return BufferTensorDesc(data_type, shape)
 
 
+# An empty result has no DirectML descriptor (tensors cannot be empty), yet DirectML's rules
+# hold for it all the same: the call's descriptor is built on a stand-in whose empty sizes are
+# 1 and whose bounds, in the dimensions where nothing moves, hold the window; its every other
+# rule (ranks, types, feature level, strides, offsets) is the call's.
+
+
+def _filled(sizes):
+    """``sizes`` with each 0 made 1."""
+    return tuple(n or 1 for n in sizes)
+
+
+def _room(bounds, starts, sizes, empty):
+    """``bounds`` grown, where ``empty[i]``, to hold ``sizes[i]`` elements from ``starts[i]``."""
+    return tuple(max(b, min(max(s, 0), 2**31) + z, 1) if e else b for b, s, z, e in zip(bounds, starts, sizes, empty))
+
+
 # ---- the operations ------------------------------------------------------------------------------
 # Each: ``function`` (the array function), ``ARGUMENT`` (the name of its array argument),
 # ``NAME`` (the name its messages start with), ``of``
@@ -186,10 +202,20 @@ class Slice(NamedTuple):
 
     def describe(self, dtype, shapes):
         name, (shape,), sizes = self.NAME, shapes, self.sizes
+        t = data_type(dtype, self.directml_types)
         if 0 in sizes:
             _check_rank(name, len(shape), Offsets=self.offsets, Sizes=sizes, Strides=self.strides)
+            filled = _filled(sizes)
+            bounds = _room(shape, self.offsets, (1,) * len(shape), [n == 0 for n in sizes])
+            SliceOperatorDesc(
+                _tensor(t, bounds),
+                _tensor(t, filled),
+                self.offsets,
+                filled,
+                self.strides,
+                feature_level=self.feature_level,
+            )
             return Description(None, (sizes,))
-        t = data_type(dtype, self.directml_types)
         desc = SliceOperatorDesc(
             _tensor(t, shape), _tensor(t, sizes), self.offsets, sizes, self.strides, feature_level=self.feature_level
         )
@@ -238,10 +264,21 @@ class Slice1(NamedTuple):
     def describe(self, dtype, shapes):
         name, (shape,), out_sizes = self.NAME, shapes, self.output_sizes
         window = self.offsets, self.sizes, self.strides
+        t = data_type(dtype, self.directml_types)
         if 0 in out_sizes:
             _check_rank(name, len(shape), **_window_fields(*window))
+            empty = [n == 0 for n in out_sizes]
+            sizes = tuple(z or 1 if e else z for z, e in zip(self.sizes, empty))
+            bounds = _room(shape, self.offsets, sizes, empty)
+            Slice1OperatorDesc(
+                _tensor(t, bounds),
+                _tensor(t, _filled(out_sizes)),
+                self.offsets,
+                sizes,
+                self.strides,
+                feature_level=self.feature_level,
+            )
             return Description(None, (out_sizes,))
-        t = data_type(dtype, self.directml_types)
         desc = Slice1OperatorDesc(_tensor(t, shape), _tensor(t, out_sizes), *window, feature_level=self.feature_level)
         return Description(desc, (out_sizes,))
 
@@ -304,10 +341,20 @@ class SliceGrad(NamedTuple):
     def describe(self, dtype, shapes):
         name, (dy_shape,), shape = self.NAME, shapes, self.input_shape
         window = self.offsets, self.sizes, self.strides
+        t = data_type(dtype, self.directml_types)
         if 0 in shape or 0 in dy_shape:
             _check_rank(name, len(dy_shape), input_shape=shape, **_window_fields(*window))
+            empty = [n == 0 or c == 0 for n, c in zip(shape, dy_shape)]
+            sizes = tuple(z or 1 if e else z for z, e in zip(self.sizes, empty))
+            SliceGradOperatorDesc(
+                _tensor(t, _filled(dy_shape)),
+                _tensor(t, _room(shape, self.offsets, sizes, empty)),
+                self.offsets,
+                sizes,
+                self.strides,
+                feature_level=self.feature_level,
+            )
             return Description(None, (shape,), zeros=0 not in shape)
-        t = data_type(dtype, self.directml_types)
         desc = SliceGradOperatorDesc(_tensor(t, dy_shape), _tensor(t, shape), *window, feature_level=self.feature_level)
         return Description(desc, (shape,))
 
@@ -361,9 +408,14 @@ class Split(NamedTuple):
         (shape,) = shapes
         parts = self.results(shape)
         bound = tuple(k for k, s in enumerate(parts) if 0 not in s)  # DirectML tensors cannot be empty
-        if not bound:
-            return Description(None, parts, bound_outputs=())
         t = data_type(dtype, self.directml_types)
+        if not bound:
+            filled = [_filled(s) for s in parts]
+            whole = (*filled[0][: self.axis], sum(s[self.axis] for s in filled), *filled[0][self.axis + 1 :])
+            SplitOperatorDesc(
+                _tensor(t, whole), [_tensor(t, s) for s in filled], self.axis, feature_level=self.feature_level
+            )
+            return Description(None, parts, bound_outputs=())
         outs = [_tensor(t, parts[k]) for k in bound]
         desc = SplitOperatorDesc(_tensor(t, shape), outs, self.axis, feature_level=self.feature_level)
         return Description(desc, parts, bound_outputs=bound)
@@ -401,6 +453,10 @@ class Join(NamedTuple):
             for k, s in enumerate(shapes):
                 if any(s[d] != shapes[0][d] for d in range(ndim) if d != axis):
                     raise ValueError(f"{name}: xs[{k}] has shape {s}, xs[0] {shapes[0]}: only axis {axis} may differ")
+            filled = [_filled(s) for s in shapes]
+            whole = (*filled[0][:axis], sum(s[axis] for s in filled), *filled[0][axis + 1 :])
+            t = data_type(dtype, self.directml_types)
+            JoinOperatorDesc([_tensor(t, s) for s in filled], _tensor(t, whole), axis, feature_level=self.feature_level)
             return Description(None, (out_shape,), bound_inputs=())
         t = data_type(dtype, self.directml_types)
         ins = [_tensor(t, shapes[k]) for k in bound]
@@ -434,10 +490,17 @@ class StridedSlice(NamedTuple):
 
     def describe(self, dtype, shapes):
         (shape,), result_shape = shapes, self.result_shape
+        t = data_type(dtype, self.directml_types)
         if 0 in result_shape:
+            windows = _filled_windows(self.windows)
+            Slice1OperatorDesc(
+                _tensor(t, _filled(shape)),
+                _tensor(t, tuple(c for _, _, c in windows)),
+                *window_params(windows),
+                feature_level=self.feature_level,
+            )
             return Description(None, (result_shape,))
         counts = tuple(c for _, _, c in self.windows)
-        t = data_type(dtype, self.directml_types)
         desc = Slice1OperatorDesc(
             _tensor(t, shape), _tensor(t, counts), *window_params(self.windows), feature_level=self.feature_level
         )
@@ -449,6 +512,12 @@ class StridedSlice(NamedTuple):
             result_shape=(*self.result_shape, 2),
             axis_map=(*self.axis_map, len(self.result_shape)),
         )
+
+
+def _filled_windows(windows):
+    """An index's windows with each empty one made the first element: what is left to check
+    of an empty result is the tensors' rules (ranks, types, feature level)."""
+    return tuple((start, step, count) if count else (0, 1, 1) for start, step, count in windows)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -485,10 +554,17 @@ class StridedSliceGrad(NamedTuple):
 
     def describe(self, dtype, shapes):
         shape, result_shape = self.input_shape, self.result_shape
+        t = data_type(dtype, self.directml_types)
         if 0 in shape or 0 in result_shape:
+            windows = _filled_windows(self.windows)
+            SliceGradOperatorDesc(
+                _tensor(t, tuple(c for _, _, c in windows)),
+                _tensor(t, _filled(shape)),
+                *window_params(windows),
+                feature_level=self.feature_level,
+            )
             return Description(None, (shape,), zeros=0 not in shape)
         counts = tuple(c for _, _, c in self.windows)
-        t = data_type(dtype, self.directml_types)
         desc = SliceGradOperatorDesc(
             _tensor(t, counts), _tensor(t, shape), *window_params(self.windows), feature_level=self.feature_level
         )
@@ -620,7 +696,18 @@ class Slice1Batch(NamedTuple):
             dtype = np.dtype(np.uint64)  # moved as pairs of words (``words``)
         t = data_type(dtype, self.directml_types)
         bounds = tuple(shape[1:] if self.per_sample else shape)
-        if not n:
+        if not n:  # no window: the rules of x, and of the shared sizes and strides, all the same
+            _shared_rules(name, t, _filled(bounds), self.feature_level)
+            sizes = sizes if sizes.ndim == 1 else np.ones(d, np.int64)
+            strides = strides if strides.ndim == 1 else np.ones(d, np.int64)
+            if (sizes < 1).any() or (strides == 0).any():
+                window = (0,) * d, tuple(map(int, sizes)), tuple(map(int, strides))
+                room = _room(_filled(bounds), window[0], [max(z, 1) for z in window[1]], [True] * d)
+                counts = tuple(max(1, (z - 1) // abs(s) + 1) if s else 1 for z, s in zip(window[1], window[2]))
+                try:
+                    Slice1OperatorDesc(_tensor(t, room), _tensor(t, counts), *window, feature_level=self.feature_level)
+                except DescriptorError as e:
+                    raise DescriptorError([f"{name}: {m.removeprefix('Slice1: ')}" for m in e.violations]) from None
             return np.zeros((0, d), np.int64)
         _shared_rules(name, t, bounds, self.feature_level)  # ranks, types, level: on all of x
         # Which windows break a rule of their own. The descriptor holds the rules and their

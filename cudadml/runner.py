@@ -25,7 +25,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ._memory import address_of
+from ._memory import address_of, element_strides
 from .backends import backend_for, kernels
 from .bindings import Bindings, Slot, check_element_dtype, check_layout
 from .calls import Call, Slice1Batch, Slice1BatchGrad, common_dtype
@@ -155,13 +155,13 @@ def _as_array(x, name, role):
 
 def _input(x, name):
     """``(kind, array)`` for an input. NumPy arrays must hold plain data; strides that are not
-    whole elements get a copy. (CuPy has neither object dtypes nor such strides.)"""
+    whole elements (a record's field) get a copy. (CuPy has neither object dtypes nor such strides.)"""
     kind, x = _as_array(x, name, "the input")
     if kind == "numpy":
         if x.dtype.kind not in _PLAIN_KINDS:  # bool, integers, floats, complex are plain data
             check_element_dtype(x.dtype, f"{name}: the input")
-        if not x.flags.c_contiguous and any(s % x.itemsize for s in x.strides):
-            x = np.ascontiguousarray(x)
+        if element_strides(x.shape, x.strides, x.itemsize) is None:
+            x = np.array(x, order="C")  # a copy: ascontiguousarray keeps an array NumPy calls contiguous
     return kind, x
 
 
@@ -343,9 +343,10 @@ def _element_view(layout, per_element, axes):
     units make an element: its bytes, or 1 for strides in elements), and where the tensor's
     dimensions are other axes (``axes``), the tensor's element strides."""
     shape, strides = layout
-    if any(s % per_element for s in strides):
+    elements = element_strides(shape, strides, per_element)
+    if elements is None:
         raise ValueError(f"an input has strides {strides}, not whole {per_element}-byte elements")
-    view = tuple(shape), tuple(s // per_element for s in strides)
+    view = tuple(shape), elements
     return view if axes is None else (*view, _mapped_strides(view[1], axes))
 
 
@@ -368,9 +369,10 @@ def _result_view(name, k, out_layout, shape, dtype, per_element=None):
     where = f"{name}.execute: outputs[{k}]"
     if out_shape != tuple(shape):
         raise BindingError([f"{where}: out has shape {out_shape}; the result has shape {tuple(shape)}"])
-    if any(s % per_element for s in out_strides):
+    elements = element_strides(out_shape, out_strides, per_element)
+    if elements is None:
         raise BindingError([f"{where}: out has strides {out_strides}, not whole {dtype.itemsize}-byte elements"])
-    return out_shape, tuple(s // per_element for s in out_strides)
+    return out_shape, elements
 
 
 def _build(call):
@@ -540,7 +542,9 @@ def _on_device(table, stream):
 
 
 def _view(a, itemsize):
-    return a.shape, tuple(s // itemsize for s in a.strides)
+    """``(shape, strides in elements)``; ``_result_view`` refuses strides that are not whole
+    before any of these reach a binding."""
+    return a.shape, element_strides(a.shape, a.strides, itemsize)
 
 
 def _misaligned(arrays, itemsize) -> bool:
@@ -559,7 +563,7 @@ def _run_windows(operation, inputs, outs, stream):
         return outs if outs is not None else [_elements(r, dtype) for r in results]
     kind = "numpy" if isinstance(x, np.ndarray) else "cupy"
     device = None if kind == "numpy" else x.data.device_id
-    xs = tuple(s // e for s in x.strides)
+    xs = _view(x, e)[1]
     window_strides = xs[1:] if operation.per_sample else xs
     offsets, sizes, strides = operation.offsets, operation.sizes, operation.strides
     n = len(offsets)
@@ -586,12 +590,13 @@ def _run_windows(operation, inputs, outs, stream):
         _result_view(name, 0, (out.shape, out.strides, out.dtype), shapes[0], dtype)
     if n == 0:
         return [out]
-    os = tuple(s // e for s in out.strides)
+    os = _view(out, e)[1]
     plan, table = plan_windows(e, starts, steps, shapes[0][1:], os[1:], os[0], in_extent)
     entry_for = _windows_entries  # compiled once for these sizes and layouts
     if not plan.packed or _misaligned((x, out), e):  # copy jobs, the windows in them: per call
         jobs = [
-            CopyJob(0, 0, plan.sizes, tuple(r[1:]), plan.out_strides, int(r[0]), k * os[0]) for k, r in enumerate(table)
+            CopyJob(0, 0, plan.sizes, tuple(map(int, r[1:])), plan.out_strides, int(r[0]), k * os[0])
+            for k, r in enumerate(table)
         ]
         plan, table, entry_for = CopyPlan(e, tuple(j.simplified() for j in jobs)), np.empty(0, np.int64), _WindowsEntry
     entry_for(name, e, (_view(x, e),), ((e, *_view(out, e)),), plan, device).run([x], [out], table, new, stream)
@@ -659,14 +664,24 @@ def _run_window_grad(operation, inputs, outs, stream):
         _result_view(name, 0, (out.shape, out.strides, out.dtype), shape, dtype)
     if out.size == 0:
         return [out]
-    # The kernel reads and writes whole elements: a gradient at an address that is not a
-    # multiple of its element size is read from an aligned copy (dy is only read), once out's
-    # rules have held against dy as given.
-    if _misaligned(inputs, dtype.itemsize):
+
+    def check_out():  # out's binding rules against dy as given, before dy is replaced by a copy
         if not new:
             size = dtype.itemsize
             views = tuple(_view(a, size) for a in inputs)
             _WindowsEntry(name, size, views, ((size, *_view(out, size)),), None, device).bindings.bind(inputs, [out])
+
+    if not operation.per_sample and not dtype.isnative:
+        # The kernels add native numbers: byte-swapped gradients are added as native copies,
+        # and the sum is swapped into the result.
+        check_out()
+        native = [a.astype(dtype.newbyteorder("=")) for a in inputs]
+        out[...] = _run_window_grad(operation, native, None, stream)[0]
+        return [out]
+    # The kernel reads and writes whole elements: a gradient at an address that is not a
+    # multiple of its element size is read from an aligned copy (dy is only read).
+    if _misaligned(inputs, dtype.itemsize):
+        check_out()
         inputs = [a.copy() if address_of(a) % dtype.itemsize else a for a in inputs]
     if real is not None:  # complex numbers add as pairs of reals; 16-byte words move as pairs
         _check_words_rank(operation, shape)
@@ -690,7 +705,7 @@ def _run_window_grad(operation, inputs, outs, stream):
     counts = np.broadcast_to(counts, (n, d))
     steps = np.broadcast_to(strides, (n, d))
     if operation.shared:
-        dy_strides = np.array([s // e for s in inputs[0].strides], np.int64)
+        dy_strides = np.array(_view(inputs[0], e)[1], np.int64)
         dy_offsets, dy_strides = (
             np.arange(n, dtype=np.int64) * dy_strides[0],
             np.broadcast_to(dy_strides[1:], (n, len(dy_strides) - 1)),
@@ -698,7 +713,7 @@ def _run_window_grad(operation, inputs, outs, stream):
     else:
         base = address_of(inputs[0])
         dy_offsets = np.array([(address_of(a) - base) // e for a in inputs], np.int64)
-        dy_strides = np.array([[s // e for s in a.strides] for a in inputs], np.int64).reshape(n, -1)
+        dy_strides = np.array([_view(a, e)[1] for a in inputs], np.int64).reshape(n, -1)
     if real is not None:  # one more, innermost, dimension: the pair
         starts, steps = np.c_[starts, np.zeros(n, np.int64)], np.c_[steps, np.ones(n, np.int64)]
         counts = np.c_[counts, np.full(n, 2, np.int64)]

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cudadml as cd
+from cudadml.errors import DescriptorError
 from cudadml.testing import POISON, random_array, to_host
 
 DTYPES = [np.int8, np.float16, np.float32, np.uint64, np.complex128]
@@ -341,3 +342,48 @@ def test_slices_are_read_as_python_reads_them():
             assert _slice_window(start, stop, step, n) == (first, last, len(taken)), (start, stop, step, n)
     with pytest.raises(ValueError, match="slice step cannot be zero"):
         cd.strided_slice(np.zeros(3), np.s_[::0])
+
+
+def test_a_field_of_one_record_is_sliced_split_and_joined(xp):
+    """An axis of one element moves nowhere, whatever its stride: a record's field of one
+    element (strides of the record's 9 bytes) is a valid array."""
+    if xp is not np:
+        pytest.skip("CuPy has no records")
+    rec = np.zeros(1, [("a", "<f8"), ("b", "u1")])
+    rec["a"] = 2.5
+    field = rec["a"]
+    assert cd.strided_slice(field, np.s_[::-1]).tolist() == [2.5]
+    assert cd.slice1(field, [0], [1], [-1]).tolist() == [2.5]
+    assert [p.tolist() for p in cd.split(field, [1, 0])] == [[2.5], []]
+    assert cd.join([field, field]).tolist() == [2.5, 2.5]
+    assert cd.slice_grad(field, (2,), [1], [1]).tolist() == [0, 2.5]
+    assert cd.slice1_batch_grad(field[None], (2,), [[1]], [1]).tolist() == [0, 2.5]
+    out = np.zeros(1, [("a", "<f8"), ("b", "u1")])
+    assert cd.strided_slice(np.array([7.0]), np.s_[:], out=out["a"]) is not None
+    assert out["a"].tolist() == [7.0]
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda x: cd.slice1(x, [0, 0], [4, 4], [0, 1], output_sizes=[0, 4]), r"InputWindowStrides\[0\] = 0"),
+        (lambda x: cd.slice(x, [-5, 0], [0, 4]), r"Offsets\[0\] = -5 must be an unsigned 32-bit value"),
+        (lambda x: cd.slice(x[None], [0, 0, 0], [1, 0, 4], feature_level="2_1"), "DimensionCount = 3 is not"),
+        (lambda x: cd.slice_grad(x[:0], (4, 4), [-1, 0], [0, 4]), r"InputWindowOffsets\[0\] = -1"),
+        (lambda x: cd.strided_slice(x.reshape((1,) * 7 + (4, 4))[..., :0], ...), "DimensionCount = 9"),
+        (lambda x: cd.split(x[:0], [0, 0], axis=0, feature_level="2_1"), "DimensionCount = 2 is not"),
+        (lambda x: cd.join([x[:0], x[:0]], feature_level="2_1"), "DimensionCount = 2 is not"),
+    ],
+)
+def test_directmls_rules_hold_for_empty_results(xp, call, message):
+    x = xp.asarray(np.arange(16.0, dtype=np.float32).reshape(4, 4))
+    with pytest.raises(DescriptorError, match=message):
+        call(x)
+
+
+def test_empty_results_that_keep_the_rules_are_made(xp):
+    x = xp.asarray(np.arange(16.0, dtype=np.float32).reshape(4, 4))
+    assert cd.slice(x, [4, 0], [0, 4]).shape == (0, 4)  # x[4:4], as NumPy
+    assert cd.strided_slice(x, np.s_[4:4, 9:]).shape == (0, 0)
+    assert cd.slice1(x, [0, 0], [0, 4]).shape == (0, 4)
+    assert cd.slice_grad(x[:0], (4, 4), [4, 0], [0, 4]).shape == (4, 4)

@@ -10,6 +10,7 @@ import cudadml as cd
 from cudadml import runner
 from cudadml.backends import kernels
 from cudadml.calls import Slice1Batch
+from cudadml.errors import BindingError, DescriptorError
 from cudadml.plan import WindowPlan
 from cudadml.testing import POISON, random_array, to_host
 
@@ -499,3 +500,43 @@ def test_sums_in_lanes_equal_sums_by_element(xp, rng, monkeypatch):
             assert to_host(got).tobytes() == want.tobytes(), dtype
     finally:
         runner._windows_entries.cache_clear()
+
+
+@pytest.mark.parametrize("dtype", [">f4", ">i4", ">f2", ">c8", ">f8"])
+def test_byte_swapped_gradients_are_summed_as_numbers(xp, dtype):
+    """The kernels add native numbers: gradients of another byte order are added by value."""
+    if xp is not np:
+        pytest.skip("CuPy has no byte-swapped arrays")
+    dy = np.full((2, 2), 255 if dtype == ">i4" else 1.5, dtype)
+    got = cd.slice1_batch_grad(dy, (3,), [[0], [1]], [2], directml_types=False)
+    assert got.dtype == np.dtype(dtype) and got.tolist() == (dy[0, 0] * np.array([1, 2, 1])).tolist()
+    out = np.zeros(3, dtype)
+    assert cd.slice1_batch_grad(dy[:1], (3,), [[1]], [2], directml_types=False, out=out) is out
+    assert out.tolist() == (dy[0, 0] * np.array([0, 1, 1])).tolist()
+    with pytest.raises(BindingError, match="overlaps"):  # out's rules hold against dy as given
+        cd.slice1_batch_grad(dy, (4,), [[0], [1]], [2], directml_types=False, out=dy.reshape(4))
+    assert dy.tolist() == np.full((2, 2), dy[0, 0]).tolist()
+
+
+def test_a_negative_strided_out_takes_the_windows(xp):
+    x = xp.asarray(np.arange(12.0).reshape(3, 4))
+    for out in (xp.zeros((2, 2, 4))[:, ::-1], xp.zeros((2, 2, 4))[:, :, ::-1], xp.zeros((2, 2, 4))[::-1]):
+        assert cd.slice1_batch(x, [[0, 0], [1, 0]], [2, 4], out=out) is out
+        assert to_host(out).tolist() == np.stack([to_host(x)[0:2], to_host(x)[1:3]]).tolist()
+
+
+def test_half_gradients_two_bytes_past_a_four_byte_boundary(xp):
+    """Halves are summed into floats: 2-byte reads at an address of 2 mod 4 are aligned."""
+    dy = xp.ones(9, np.float16)[1:].reshape(2, 4)
+    assert to_host(cd.slice1_batch_grad(dy, (6,), [[0], [2]], [4])).tolist() == [1, 1, 2, 2, 1, 1]
+
+
+def test_an_empty_batch_still_keeps_the_rules(xp):
+    x = xp.ones((4, 4))
+    with pytest.raises(DescriptorError, match=r"InputWindowSizes\[0\] = -5 must be at least 1"):
+        cd.slice1_batch(x, np.zeros((0, 2), int), [-5, 2])
+    with pytest.raises(DescriptorError, match=r"InputWindowStrides\[1\] = 0 must be non-zero"):
+        cd.slice1_batch(x, np.zeros((0, 2), int), [2, 2], [1, 0])
+    with pytest.raises(DescriptorError, match="DimensionCount = 2 is not supported at feature level 2_1"):
+        cd.slice1_batch(x, np.zeros((0, 2), int), [2, 2], feature_level="2_1")
+    assert cd.slice1_batch(x, np.zeros((0, 2), int), [2, 2]).shape == (0, 2, 2)

@@ -50,7 +50,9 @@ class _Launches:
 
     def for_addresses(self, address_bits):
         """The launches whose accesses are aligned for addresses whose OR is ``address_bits``."""
-        if not address_bits & (self.element_size - 1):
+        if not address_bits & (self.element_size - 1) or not hasattr(self.plan, "narrowed"):
+            # Window plans have no narrower form: their bindings come aligned, each to its own
+            # element size (a half's gradient summed into floats: 2-byte reads, 4-byte stores).
             return self.by_width[self.element_size]
         width = self.element_size
         while address_bits & (width - 1):
