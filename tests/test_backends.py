@@ -153,6 +153,49 @@ def test_the_compiled_launcher_refuses_what_it_cannot_write():
     assert np.frombuffer(words, np.uint64)[[1, 3]].tolist() == [32, 16 + 2**63 - 1]
 
 
+_HOSTILE = r"""
+import struct
+import sys
+
+from cudadml.backends import _launch as L
+
+def refused(call, error):
+    try:
+        call()
+    except error:
+        return
+    sys.exit(f"not refused with {error.__name__}: {call}")
+
+words = bytearray(range(16))
+for binding in (-1, -(1 << 60), -(1 << 63), 2, 1 << 62):  # every index outside [0, 2) of [5, 6]
+    refused(lambda: L.fill(words, struct.pack("4q", 0, 0, binding, 0), [5, 6], []), IndexError)
+    refused(lambda: L.launch({}, 1, 128, 0, bytes(16), struct.pack("4q", 0, 1, binding, 0), [], [5, 6]), IndexError)
+for word in (-1, 2, 1 << 62, -(1 << 63)):
+    refused(lambda: L.fill(words, struct.pack("4q", word, 0, 0, 0), [5], []), IndexError)
+for role in (-1, 2, 1 << 40):
+    refused(lambda: L.fill(words, struct.pack("4q", 0, role, 0, 0), [5], [6]), IndexError)
+assert words == bytearray(range(16))
+for value in (0, -1, 2**32, 2**32 + 1, 2**64 + 1, 2**200):  # what the driver's unsigned int cannot hold
+    refused(lambda: L.launch({}, value, 128, 0, bytes(8), b"", [], []), ValueError)
+    refused(lambda: L.launch({}, 1, value, 0, bytes(8), b"", [], []), ValueError)
+for value in (1.5, "1", None):
+    refused(lambda: L.launch({}, value, 128, 0, bytes(8), b"", [], []), TypeError)
+refused(lambda: L.launch({}, 1, 128, 0, bytes(8 * 4097), b"", [], []), ValueError)
+refused(lambda: L.fill(bytearray(8 * 4097), b"", [], []), ValueError)
+refused(lambda: L.launch({}, 1, 128, 0, bytes(8), b"", {}, []), TypeError)
+print("refused every one")
+"""
+
+
+@pytest.mark.skipif(kernels._native is None, reason="the compiled launcher is not built (no C compiler)")
+def test_the_compiled_launcher_refuses_hostile_arguments_before_it_reads_memory():
+    """Indices outside the bindings (negative ones included), words outside the struct, roles
+    that are neither, and grids or blocks that the driver's unsigned int cannot hold raise; run
+    in a process of its own, since a read out of bounds would crash it."""
+    result = subprocess.run([sys.executable, "-c", _HOSTILE], capture_output=True, text=True)
+    assert (result.returncode, result.stdout) == (0, "refused every one\n"), result.stderr
+
+
 def test_the_compiled_launcher_is_built_where_there_is_a_c_compiler():
     """``pip install -e .`` builds ``cudadml/backends/_launch.c`` where it finds the C compiler Python
     was built with and Python's headers (and goes on without it where either is missing: the

@@ -20,6 +20,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -48,9 +49,23 @@ static int find_driver(void) {
     return cu_ctx_get_current != NULL && cu_ctx_get_device != NULL && cu_launch_kernel != NULL;
 }
 
-static PyObject* sequence_item(PyObject* sequence, Py_ssize_t k) {
-    if (PyList_Check(sequence)) return k < PyList_GET_SIZE(sequence) ? PyList_GET_ITEM(sequence, k) : NULL;
-    return k < PyTuple_GET_SIZE(sequence) ? PyTuple_GET_ITEM(sequence, k) : NULL;
+/* Item k of a list or tuple, or NULL where k is out of range (checked before any read). */
+static PyObject* sequence_item(PyObject* sequence, int64_t k) {
+    const Py_ssize_t size = PyList_Check(sequence) ? PyList_GET_SIZE(sequence) : PyTuple_GET_SIZE(sequence);
+    if (k < 0 || k >= size) return NULL;
+    return PyList_Check(sequence) ? PyList_GET_ITEM(sequence, k) : PyTuple_GET_ITEM(sequence, k);
+}
+
+/* A launch dimension as the driver's unsigned int: 1 to UINT_MAX, else -1 with an exception set. */
+static long long launch_dimension(PyObject* value, const char* what) {
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (n == -1 && PyErr_Occurred()) return -1;
+    if (overflow || n < 1 || n > UINT_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s must be an int from 1 to %u", what, UINT_MAX);
+        return -1;
+    }
+    return n;
 }
 
 /* Writes the addresses into words[0 .. count); 0, or -1 with an exception set. */
@@ -70,8 +85,8 @@ static int fill_words(uint64_t* words, Py_ssize_t count, PyObject* slots, PyObje
     const Py_ssize_t n = PyBytes_GET_SIZE(slots) / 32;
     for (Py_ssize_t k = 0; k < n; ++k, slot += 4) {
         const int64_t word = slot[0], role = slot[1], binding = slot[2];
-        PyObject* address = role == 0 || role == 1 ? sequence_item(bound[role], (Py_ssize_t)binding) : NULL;
-        if (word < 0 || word >= count || binding < 0 || address == NULL) {
+        PyObject* address = role == 0 || role == 1 ? sequence_item(bound[role], binding) : NULL;
+        if (word < 0 || word >= count || address == NULL) {
             PyErr_Format(PyExc_IndexError, "slot %zd (word %lld, role %lld, binding %lld) is out of range", k,
                          (long long)word, (long long)role, (long long)binding);
             return -1;
@@ -117,9 +132,10 @@ static PyObject* launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
                         "launch(functions: dict, grid, block, stream, template: bytes, slots, inputs, outputs)");
         return NULL;
     }
-    if (cu_launch_kernel == NULL && !find_driver()) return PyLong_FromLong(NO_DRIVER);
-    const unsigned long grid = PyLong_AsUnsignedLong(args[1]);
-    const unsigned long block = PyLong_AsUnsignedLong(args[2]);
+    const long long grid = launch_dimension(args[1], "grid");
+    if (grid < 0) return NULL;
+    const long long block = launch_dimension(args[2], "block");
+    if (block < 0) return NULL;
     void* stream = PyLong_AsVoidPtr(args[3]);
     if (PyErr_Occurred()) return NULL;
     const Py_ssize_t size = PyBytes_GET_SIZE(args[4]);
@@ -130,6 +146,7 @@ static PyObject* launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
     uint64_t words[MOST_WORDS];
     memcpy(words, PyBytes_AS_STRING(args[4]), (size_t)size);
     if (fill_words(words, size / 8, args[5], args[6], args[7])) return NULL;
+    if (cu_launch_kernel == NULL && !find_driver()) return PyLong_FromLong(NO_DRIVER);
     /* Asked first, as it is no error: cuCtxGetDevice without a context is one, which
      * compute-sanitizer reports. */
     void* context = NULL;
