@@ -406,12 +406,17 @@ class Split(NamedTuple):
 
     def describe(self, dtype, shapes):
         (shape,) = shapes
+        total, axis = sum(self.sizes), self.axis
+        if total != shape[axis]:  # the descriptor's rule, which an empty x or part would not reach
+            whole = f"InputTensor.Sizes[{axis}] = {shape[axis]}"
+            raise DescriptorError([f"{self.NAME}: OutputTensors' Sizes[{axis}] sum to {total}, not {whole}"])
         parts = self.results(shape)
         bound = tuple(k for k, s in enumerate(parts) if 0 not in s)  # DirectML tensors cannot be empty
         t = data_type(dtype, self.directml_types)
         if not bound:
             filled = [_filled(s) for s in parts]
-            whole = (*filled[0][: self.axis], sum(s[self.axis] for s in filled), *filled[0][self.axis + 1 :])
+            side = _filled(shape)  # no parts: x's own sizes (and DirectML refuses an OutputCount of 0)
+            whole = (*side[: self.axis], sum(s[self.axis] for s in filled) or side[self.axis], *side[self.axis + 1 :])
             SplitOperatorDesc(
                 _tensor(t, whole), [_tensor(t, s) for s in filled], self.axis, feature_level=self.feature_level
             )

@@ -373,6 +373,8 @@ def test_a_field_of_one_record_is_sliced_split_and_joined(xp):
         (lambda x: cd.strided_slice(x.reshape((1,) * 7 + (4, 4))[..., :0], ...), "DimensionCount = 9"),
         (lambda x: cd.split(x[:0], [0, 0], axis=0, feature_level="2_1"), "DimensionCount = 2 is not"),
         (lambda x: cd.join([x[:0], x[:0]], feature_level="2_1"), "DimensionCount = 2 is not"),
+        (lambda x: cd.split(x[:0], [1], axis=0), r"Sizes\[0\] sum to 1, not InputTensor.Sizes\[0\] = 0"),
+        (lambda x: cd.split(x[:0], [], axis=0), "OutputCount = 0 must be greater than 0"),
     ],
 )
 def test_directmls_rules_hold_for_empty_results(xp, call, message):
