@@ -96,6 +96,20 @@ def test_backward_runs_the_inverse_operator(device):
     assert np.array_equal(x.grad.cpu().numpy(), np.r_[np.zeros((1, 5)), np.ones((3, 5))])
 
 
+@pytest.mark.parametrize(("name", "fn", "shapes"), CASES, ids=IDS)
+def test_forward_mode_tangents_are_the_call_on_the_tangents(device, rng, name, fn, shapes):
+    """The operations are linear: a dual input's tangent goes through the same call."""
+    import torch.autograd.forward_ad as fwAD
+
+    primals = _inputs(shapes, np.float64, device, rng, requires_grad=True)
+    tangents = [t.detach() for t in _inputs(shapes, np.float64, device, rng)]
+    with fwAD.dual_level():
+        results = fn(*[fwAD.make_dual(p.detach(), t) for p, t in zip(primals, tangents)])
+        got = [fwAD.unpack_dual(r).tangent for r in (results if name == "split" else [results])]
+    expected = fn(*tangents)
+    assert all(g is not None and torch.equal(g, e) for g, e in zip(got, expected if name == "split" else [expected]))
+
+
 def test_a_repeated_element_receives_the_sum_of_its_gradients():
     x = torch.arange(6, dtype=torch.float64).reshape(2, 3).requires_grad_()
     y = cd.slice(x, [1, 1], [4, 2], [0, 1])  # row 1 read four times
@@ -111,6 +125,98 @@ def test_out_tensors_are_written_in_place(device, rng):
     outs = [torch.empty(6, 2, device=device), torch.empty(6, 3, device=device)]
     assert cd.split(x, [2, 3], axis=1, out=outs) is outs
     assert same_bits(outs[1], x[:, 2:])
+
+
+# An out= view whose reads conjugate or negate its memory: writes go through the bits, as
+# torch's own out= and copy_ do. Each makes a view of a complex128 base, complex64 or float32.
+MARKED = [
+    ("conj", lambda b: b.conj()),
+    ("neg", lambda b: torch._neg_view(b)),
+    ("conj_and_neg", lambda b: torch._neg_view(b.conj())),
+    ("neg_real", lambda b: b.conj().imag),  # a real view of a conjugate's imaginary parts
+]
+
+
+@pytest.mark.parametrize(("kind", "mark"), MARKED, ids=[m[0] for m in MARKED])
+def test_out_conjugate_and_negative_views_are_written_through_their_bits(device, rng, kind, mark):
+    ctype = torch.complex64
+    dtype = torch.float32 if kind == "neg_real" else ctype
+    x = torch.from_numpy(rng.integers(-9, 9, (4, 6, 2)).astype(np.float32)).to(device)
+    x = torch.view_as_complex(x) if dtype.is_complex else x[..., 0].contiguous()
+    poison = torch.full((5, 8), 3 + 7j, dtype=ctype, device=device)
+    base, reference = poison.clone(), poison.clone()
+    out = mark(base[1:, ::2])  # neighbours and skipped elements must keep their poison
+    assert (out.is_conj(), out.is_neg()) == ("conj" in kind, "neg" in kind) and out.dtype == dtype
+    assert cd.strided_slice(x, np.s_[::-1, 1:5], out=out, directml_types=False) is out
+    mark(reference[1:, ::2]).copy_(x.flip(0)[:, 1:5])  # torch's write through the same bits
+    assert torch.equal(out, x.flip(0)[:, 1:5]) and same_bits(base, reference)
+    parts = [mark(poison.clone()[:4, :k]) for k in (2, 3)]
+    assert cd.split(x[:, :5], [2, 3], axis=1, out=parts, directml_types=False) is parts
+    assert torch.equal(parts[0], x[:, :2]) and torch.equal(parts[1], x[:, 2:5])
+
+
+# out= where autograd would have to record the write, which torch's own out= refuses under grad
+# mode: a leaf that requires grad, a view of one, a result of autograd, or an input that requires grad.
+REFUSED_OUTS = [
+    ("leaf", lambda a, b: a, r"out is a leaf tensor that requires grad"),
+    ("view_of_leaf", lambda a, b: a[1:], r"out is a view of a leaf tensor that requires grad"),
+    ("result", lambda a, b: b, r"out is a result of autograd \(it requires grad\)"),
+]
+
+
+@pytest.mark.parametrize(("name", "pick", "match"), REFUSED_OUTS, ids=[r[0] for r in REFUSED_OUTS])
+@pytest.mark.parametrize("route", ["eager", "operator"])
+def test_out_that_requires_grad_is_refused_before_anything_is_written(name, pick, match, route):
+    a = torch.arange(3.0, requires_grad=True)
+    out = pick(a, a * 2)
+    before = out.detach().clone()
+    x = torch.ones(out.shape)
+    call = {
+        "eager": lambda: cd.strided_slice(x, np.s_[::-1], out=out),
+        "operator": lambda: torch.ops.cudadml.slice1.out(
+            x, [0], [len(x)], [-1], [len(x)], int(cd.FeatureLevel.newest()), True, out=out
+        ),
+    }[route]
+    with pytest.raises(RuntimeError, match=rf"out= cannot take part in autograd: {match}"):
+        call()
+    assert torch.equal(out.detach(), before)
+    with torch.no_grad():  # as torch's out= and in-place ops, which initialise parameters so
+        call()
+    assert torch.equal(out.detach(), torch.ones(out.shape))
+
+
+@pytest.mark.parametrize("route", ["eager", "operator"])
+def test_an_out_write_moves_the_version_counter_so_a_stale_backward_refuses(device, route):
+    a = torch.zeros(3, device=device, requires_grad=True)
+    b = a * 1
+    z = (b * b).sum()  # saves b for backward
+    x = torch.ones(3, device=device)
+    version = b._version
+    with torch.no_grad():
+        if route == "eager":
+            cd.strided_slice(x, np.s_[:], out=b)
+        else:
+            torch.ops.cudadml.slice1.out(x, [0], [3], [1], [3], int(cd.FeatureLevel.newest()), True, out=b)
+    assert b._version > version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()
+
+
+def test_out_into_an_inference_tensor_or_from_a_dual_tensor_is_refused():
+    """As torch's own out= refuses them: nothing is written."""
+    import torch.autograd.forward_ad as fwAD
+
+    with torch.inference_mode():
+        frozen = torch.zeros(3)
+    with pytest.raises(RuntimeError, match=r"out is an inference tensor, which only code under torch.inference_mode"):
+        cd.strided_slice(torch.arange(3.0), np.s_[::-1], out=frozen)
+    out = torch.zeros(3)
+    with fwAD.dual_level(), pytest.raises(RuntimeError, match=r"out= cannot take part in forward-mode AD"):
+        cd.strided_slice(fwAD.make_dual(torch.arange(3.0), torch.ones(3)), np.s_[::-1], out=out)
+    assert frozen.eq(0).all() and out.eq(0).all()
+    with torch.inference_mode():
+        cd.strided_slice(torch.arange(3.0), np.s_[::-1], out=frozen)
+    assert frozen.tolist() == [2, 1, 0]
 
 
 def test_views_and_results_share_memory_without_copies(device, rng):

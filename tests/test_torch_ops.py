@@ -124,10 +124,108 @@ def _same_bits(a, b):
     return a.shape == b.shape and torch.equal(a.contiguous().view(torch.int32), b.contiguous().view(torch.int32))
 
 
+# Calls valid per sample whose batched form is not: the batch axis takes a rank past DirectML's
+# 8 dimensions, or past the 5 of SLICE at feature level 2_1. Each: a call, the sample shape.
+PAST_THE_RANK_LIMIT = [
+    ("strided_slice_8d", lambda t: cd.strided_slice(t, np.s_[..., ::-1, 1:]), (2, 1, 2, 1, 2, 1, 2, 3)),
+    ("split_8d", lambda t: cd.split(t, [1, 2], axis=-1), (2, 1, 2, 1, 2, 1, 2, 3)),
+    ("join_8d", lambda t: cd.join([t, t[..., :1]], axis=-1), (2, 1, 2, 1, 2, 1, 2, 3)),
+    (
+        "slice_5d_at_2_1",
+        lambda t: cd.slice(t, [1, 0, 0, 1, 0], [1, 2, 2, 1, 3], [1, 1, 0, 1, 1], feature_level="2_1"),
+        (2, 2, 3, 2, 3),
+    ),
+    (
+        "slice_grad_8d",
+        lambda t: cd.slice_grad(
+            t, (2, 1, 2, 1, 2, 1, 3, 3), [0] * 8, [2, 1, 2, 1, 2, 1, 2, 3], [1, 1, 1, 1, -1, 1, 1, 1]
+        ),
+        (2, 1, 2, 1, 2, 1, 2, 3),
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "fn", "shape"), PAST_THE_RANK_LIMIT, ids=[c[0] for c in PAST_THE_RANK_LIMIT])
+@pytest.mark.parametrize("size", [3, 0])
+def test_vmap_of_calls_valid_per_sample_past_the_batched_rank_limit(device, name, fn, shape, size):
+    listed = lambda r: list(r) if isinstance(r, (list, tuple)) else [r]  # noqa: E731
+    batch = torch.from_numpy(random_array((size, *shape), np.float32, np.random.default_rng(3))).to(device)
+    got = listed(torch.func.vmap(fn)(batch))
+    if size:
+        expected = [torch.stack(parts) for parts in zip(*[listed(fn(sample)) for sample in batch.unbind()])]
+    else:  # no sample: empty results of a sample's shapes
+        expected = [r.new_empty(0, *r.shape) for r in listed(fn(torch.zeros(shape, device=device)))]
+    assert len(got) == len(expected) and all(_same_bits(g, e) for g, e in zip(got, expected))
+
+
+def test_vmap_refuses_what_a_sample_would():
+    """SLICE at feature level 2_1 takes 4 or 5 dimensions: 3-D samples are refused batched as alone."""
+    call = lambda t: cd.slice(t, [0, 0, 0], [2, 2, 2], feature_level="2_1")  # noqa: E731
+    for run in (call, torch.func.vmap(call)):
+        with pytest.raises(
+            cd.DescriptorError, match=r"InputTensor.DimensionCount = 3 is not supported at feature level"
+        ):
+            run(torch.zeros(2, 2, 2, 2)[0] if run is call else torch.zeros(2, 2, 2, 2))
+
+
 def test_vmap_of_a_join_expands_unbatched_arrays(device):
     a, b = torch.randn(6, 2, 3, device=device), torch.randn(2, 1, device=device)
     got = torch.func.vmap(lambda s, t: cd.join([s, t, s], axis=1), in_dims=(0, None))(a, b)
     assert torch.equal(got, torch.stack([torch.cat([s, b, s], 1) for s in a]))
+
+
+# ---- torch.func: every transform against torch's own indexing ----------------------------------
+
+# name, a function of a (4, 5) tensor through cudadml, the same through torch's indexing ops
+FUNCTIONS = [
+    ("strided_slice", lambda t: cd.strided_slice(t, np.s_[::-1, 1:]), lambda t: t.flip(0)[:, 1:]),
+    ("slice", lambda t: cd.slice(t, [1, 0], [2, 3], [2, 0]), lambda t: t[1::2][:, [0, 0, 0]]),
+    ("slice1", lambda t: cd.slice1(t, [0, 1], [3, 3], [2, -1]), lambda t: t[0:3:2, 1:4].flip(1)),
+    (
+        "split",
+        lambda t: torch.cat([p.flatten() for p in cd.split(t, [1, 0, 4], axis=1)]),
+        lambda t: torch.cat([t[:, :1].flatten(), t[:, 1:].flatten()]),
+    ),
+    ("join", lambda t: cd.join([t[:, 3:], t, t[:, :1]], axis=1), lambda t: torch.cat([t[:, 3:], t, t[:, :1]], 1)),
+    (
+        "strided_slice_grad",
+        lambda t: cd.strided_slice_grad(t[:2, 0], (4, 5), np.s_[::-2, 3]),
+        lambda t: t.new_zeros(4, 5).index_put((torch.tensor([3, 1]), torch.tensor(3)), t[:2, 0]),
+    ),
+]
+
+
+def _squares(f, w):
+    """A scalar of ``f`` that is not linear, so second derivatives are not all zero."""
+    return lambda t: (f(t) ** 2 * w).sum()
+
+
+# name, a transform of (f, a sample x, weights w of f's result, a tangent v of x, a batch xs)
+TRANSFORMS = [
+    ("grad", lambda f, x, w, v, xs: torch.func.grad(_squares(f, w))(x)),
+    ("vjp", lambda f, x, w, v, xs: torch.func.vjp(f, x)[1](w)),
+    ("jacrev", lambda f, x, w, v, xs: torch.func.jacrev(f)(x)),
+    ("jvp", lambda f, x, w, v, xs: torch.func.jvp(f, (x,), (v,))),
+    ("jacfwd", lambda f, x, w, v, xs: torch.func.jacfwd(f)(x)),
+    ("hessian", lambda f, x, w, v, xs: torch.func.hessian(_squares(f, w))(x)),
+    (
+        "grad_of_grad",
+        lambda f, x, w, v, xs: torch.func.grad(lambda t: torch.func.grad(_squares(f, w))(t).mul(v).sum())(x),
+    ),
+    ("vmap_of_grad", lambda f, x, w, v, xs: torch.func.vmap(torch.func.grad(_squares(f, w)))(xs)),
+    ("grad_of_vmap", lambda f, x, w, v, xs: torch.func.grad(lambda b: torch.func.vmap(_squares(f, w))(b).sum())(xs)),
+]
+
+
+@pytest.mark.parametrize(("transform", "apply"), TRANSFORMS, ids=[t[0] for t in TRANSFORMS])
+@pytest.mark.parametrize(("name", "ours", "theirs"), FUNCTIONS, ids=[f[0] for f in FUNCTIONS])
+def test_torch_func_transforms_equal_torchs_own_indexing(device, transform, apply, name, ours, theirs):
+    x, v = _integers((4, 5), device, False), _integers((4, 5), device, False)
+    xs = _integers((3, 4, 5), device, False)
+    w = torch.randint(-9, 9, theirs(x).shape, dtype=torch.float64, device=device)
+    got, expected = apply(ours, x, w, v, xs), apply(theirs, x, w, v, xs)
+    got, expected = (got, expected) if isinstance(got, tuple) else ((got,), (expected,))
+    assert _same(got, expected), f"{transform} of {name}: {got} != {expected}"
 
 
 # ---- opcheck over dtypes, layouts and steps -------------------------------------------------------

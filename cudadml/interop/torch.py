@@ -6,7 +6,9 @@ operation (``calls``) runs through the runner: CUDA tensors by their addresses a
 (``runner.run_on_device``: the kernels, on the device of the tensors and their current torch
 stream, into results from torch's allocator), CPU tensors as zero-copy NumPy views (the host
 backend), wrapped back without a copy. (A CUDA call given a stream, or of 16-byte elements as
-words, or of conjugate views, runs on CuPy views of the tensors.)
+words, or of conjugate or negative views, runs on CuPy views of the tensors.) An ``out=`` is
+written as torch's own ``out=`` writes: through its conjugate and negative bits, as an in-place
+write that autograd sees (its version counter moves), and refused where torch refuses one.
 
 The operations are PyTorch operators too, in the ``cudadml`` namespace
 (``torch.ops.cudadml.slice``, ``slice1``, ``slice_grad``, ``split``, ``join``, each with an
@@ -17,12 +19,16 @@ and adds the index's size-1 axes; ``strided_slice_grad`` the view and ``slice_gr
 goes through the operators whenever PyTorch is watching: compiling or exporting (Dynamo),
 under a functorch transform (vmap, grad), a dispatch mode (fake tensors, tracing) or with a
 tensor subclass. Plain eager calls run the same kernels directly (the dispatcher's Python
-kernels would add about 12 us to each), with the same backward as an autograd node.
+kernels would add about 12 us to each), with the same backward as an autograd node. Under a
+functorch transform a call is that autograd node (``_Function``), applied before the
+dispatcher, as the transforms need: each transform's level runs its forward (through the
+operators under vmap), backward or jvp.
 
 Backward is another operation on the gradients (``_gradient``): SLICE and SLICE1 give
 SLICE_GRAD, SLICE_GRAD gives SLICE1, SPLIT and JOIN give each other, ``strided_slice`` and
 ``strided_slice_grad`` each other. Because the backward runs through this adapter too, a
-backward taken with ``create_graph=True`` is itself differentiable (double backward).
+backward taken with ``create_graph=True`` is itself differentiable (double backward). Forward
+mode (a jvp) is the same operation on the tangents: the operations are linear.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ import warnings
 
 import numpy as np
 import torch
+from torch.autograd import forward_ad
+from torch.autograd.graph import increment_version
 
 from .. import calls
 from ..enums import FeatureLevel
@@ -67,11 +75,8 @@ class TorchAdapter:
     def run(self, operation, inputs, outs, stream=None, chunks=None):
         if chunks is not None:
             raise TypeError(f"{operation.function}: chunks= is for Dask arrays; this call has none")
-        if outs is not None and torch.is_grad_enabled() and any(map(_REQUIRES_GRAD, inputs)):
-            raise TypeError(
-                f"{operation.function}: out= cannot take part in autograd and an input requires grad: "
-                "leave out= out, or run under torch.no_grad()"
-            )
+        if outs is not None:
+            _refuse_out(operation.function, inputs, outs)
         if _watched(inputs, outs):
             if isinstance(operation, _BATCHES):
                 if torch.compiler.is_compiling():  # no operator: it runs eagerly, between graphs
@@ -85,14 +90,20 @@ class TorchAdapter:
                     f"{operation.function}: stream= cannot be traced or transformed; leave it out (the call runs "
                     "on the current torch stream) or call outside torch.compile, export and functorch transforms"
                 )
+            if outs is None and torch._C._are_functorch_transforms_active():  # it needs _Function's rules
+                return _listed(_FUNCTIONS[operation.function].apply(_Call(operation, None), *inputs))
             return _call_operator(operation, inputs, outs)
         return self.eager(operation, inputs, outs, stream)
 
     def eager(self, operation, inputs, outs, stream):
-        if torch.is_grad_enabled() and any(map(_REQUIRES_GRAD, inputs)):
-            result = _FUNCTIONS[operation.function].apply(operation, stream, *inputs)
-            return list(result) if isinstance(result, tuple) else [result]
+        if _differentiated(inputs):  # never with outs: _refuse_out refused those
+            return _listed(_FUNCTIONS[operation.function].apply(_Call(operation, stream), *inputs))
         return _run(operation, inputs, outs, stream)
+
+
+def _listed(result):
+    """An autograd Function's results as the adapter returns them: a list."""
+    return list(result) if isinstance(result, tuple) else [result]
 
 
 ADAPTER = TorchAdapter()
@@ -100,12 +111,60 @@ _between_graphs = torch.compiler.disable(TorchAdapter.eager)
 
 
 def _run(operation, inputs, outs=None, stream=None):
-    """``operation`` on the tensors ``inputs`` (and ``outs``): the results as tensors."""
+    """``operation`` on the tensors ``inputs``: the results as tensors (``outs``, written in
+    place, where given)."""
+    results = None
     if stream is None and inputs[0].is_cuda and type(operation) not in _BATCHES:
         results = _run_addressed(operation, inputs, outs)
-        if results is not None:
-            return results
-    return _run_views(operation, inputs, outs, stream)
+    if results is None:
+        results = _run_views(operation, inputs, outs, stream)
+    if outs is not None:  # as torch's in-place ops do: a tensor saved for backward, then written, refuses it
+        increment_version(outs)
+    return results
+
+
+class TorchOutError(TypeError, RuntimeError):
+    """An ``out=`` that torch's own ``out=`` refuses: a ``TypeError`` as the array functions
+    document, a ``RuntimeError`` as torch raises."""
+
+
+def _refuse_out(function, inputs, outs):
+    """Refuses, before anything is written, the ``out=`` calls that torch's own ``out=`` refuses:
+    a write into an inference tensor outside ``torch.inference_mode()``; under grad mode, one
+    where an input requires grad (its result would need a graph) or an out does (a leaf, a view
+    of one, a result of autograd: autograd holds it); one where an input carries a forward-mode
+    tangent. ``torch.no_grad()`` allows the grad cases, as it allows torch's ``out=`` and
+    in-place ops (how parameters are initialised)."""
+    names = [f"out[{k}]" if len(outs) > 1 else "out" for k in range(len(outs))]
+    for name, t in zip(names, outs):
+        if t.is_inference() and not torch.is_inference_mode_enabled():
+            raise TorchOutError(
+                f"{function}: {name} is an inference tensor, which only code under torch.inference_mode() "
+                "may write; pass a tensor made outside it, or call inside it"
+            )
+    if torch.is_grad_enabled():
+        broken = ["an input requires grad"] if any(map(_REQUIRES_GRAD, inputs)) else []
+        for name, t in zip(names, outs):
+            if t.requires_grad:
+                base = t._base
+                what = (
+                    "a leaf tensor that requires grad"
+                    if t.is_leaf
+                    else "a view of a leaf tensor that requires grad"
+                    if base is not None and base.is_leaf
+                    else "a result of autograd (it requires grad)"
+                )
+                broken.append(f"{name} is {what}")
+        if broken:
+            raise TorchOutError(
+                f"{function}: out= cannot take part in autograd: {'; '.join(broken)}. "
+                "Leave out= out, or write under torch.no_grad()"
+            )
+    if _tangents(inputs):
+        raise TorchOutError(
+            f"{function}: out= cannot take part in forward-mode AD: an input carries a tangent. "
+            "Leave out= out, or pass the primals (forward_ad.unpack_dual(x).primal)"
+        )
 
 
 def _run_addressed(operation, inputs, outs):
@@ -123,8 +182,8 @@ def _run_addressed(operation, inputs, outs):
         set(map(_DTYPE, tensors)) != {tdtype} or set(map(torch.Tensor.get_device, tensors)) != {index}
     ):
         return None
-    if tdtype.is_complex and any(t.is_conj() or t.is_neg() for t in tensors):
-        return None
+    if any(map(torch.Tensor.is_neg, tensors)) or (tdtype.is_complex and any(map(torch.Tensor.is_conj, tensors))):
+        return None  # (a real tensor has a negative bit as the imaginary part of a conjugate)
     # Layouts keyed as torch gives them (sizes, element strides): every call reads each once.
     layouts = tuple(zip(map(_SHAPE, inputs), map(torch.Tensor.stride, inputs)))
     out_layouts = None if outs is None else tuple((o.shape, o.stride(), dtype) for o in outs)
@@ -177,10 +236,13 @@ def _run_views(operation, inputs, outs=None, stream=None):
             )
     with _placed(inputs[0].device, stream) as stream:
         views = [_view(t, raw) for t in inputs]
-        out_views = None if outs is None else [_view(t, raw) for t in outs]
+        memories = None if outs is None else [_memory(t) for t in outs]
+        out_views = None if outs is None else [_view(m, raw) for m in memories]
         views, out_views = PLAIN.arrays(type(operation), views, out_views)
         results = run(operation, views, out_views, stream)
         if outs is not None:
+            for t, memory in zip(outs, memories):
+                _read_through_bits(t, memory)
             return outs
         return [_tensor(r, dtype) for r in results]
 
@@ -198,14 +260,18 @@ def _placed(device, stream):
         raise TypeError(f"tensors on {device} are not supported (CPU and CUDA tensors are)")
     import cupy
 
+    # torch's own work in the call (reading a conjugate input, an out's bits) follows it there
+    on_torch = contextlib.nullcontext()
     if stream is None:
         stream = _current_stream(device.index)
-    elif not isinstance(stream, cupy.cuda.Stream):
-        if hasattr(stream, "__cuda_stream__") and hasattr(cupy.cuda.Stream, "from_external"):
-            stream = cupy.cuda.Stream.from_external(stream)
-        else:  # CuPy 13, or a torch without the stream protocol
-            stream = cupy.cuda.ExternalStream(stream.cuda_stream, device.index)
-    with cupy.cuda.Device(device.index), stream:
+    else:
+        if not isinstance(stream, cupy.cuda.Stream):
+            if hasattr(stream, "__cuda_stream__") and hasattr(cupy.cuda.Stream, "from_external"):
+                stream = cupy.cuda.Stream.from_external(stream)
+            else:  # CuPy 13, or a torch without the stream protocol
+                stream = cupy.cuda.ExternalStream(stream.cuda_stream, device.index)
+        on_torch = torch.cuda.stream(torch.cuda.ExternalStream(stream.ptr, device=device))
+    with cupy.cuda.Device(device.index), stream, on_torch:
         yield None
 
 
@@ -241,8 +307,30 @@ def _current_stream(index):
     return stream
 
 
+def _memory(t):
+    """``t``'s elements as a tensor without its conjugate and negative bits: the memory, which a
+    write through NumPy or CuPy fills as it is (``_read_through_bits`` then applies the bits)."""
+    if not (t.is_conj() or t.is_neg()):
+        return t
+    return torch.empty(0, dtype=t.dtype, device=t.device).set_(
+        t.untyped_storage(), t.storage_offset(), t.shape, t.stride()
+    )
+
+
+def _read_through_bits(t, memory):
+    """Makes ``memory`` (``_memory(t)``, just written with the results) read back as the results
+    through ``t``'s conjugate and negative bits, as torch's own ``out=`` writes them: each bit is
+    its own inverse, so it is applied to the memory in place. By torch, which has every dtype's
+    kernels (NumPy 2.4's in-place ``negative`` skips elements of 16-byte-strided 4-byte views)."""
+    if t.is_conj():
+        memory.conj_physical_()
+    if t.is_neg():
+        memory.neg_()
+
+
 def _view(t, raw):
-    """A zero-copy NumPy (CPU) or CuPy (CUDA) view of ``t``; ``raw``: of same-width integers."""
+    """A zero-copy NumPy (CPU) or CuPy (CUDA) view of ``t``; ``raw``: of same-width integers. A
+    conjugate or negative view of an input is read as its values (a copy)."""
     if t.is_conj() or t.is_neg():
         t = t.resolve_conj().resolve_neg()
     if raw:
@@ -413,8 +501,9 @@ def _define(name, cls, params):
         return results if many else results[0]
 
     def out_kernel(arrays, *fields, out):
-        tensors = arrays if cls is calls.Join else [arrays]
-        _run(_operation(cls, fields), list(tensors), list(out) if many else [out])
+        tensors, outs = list(arrays) if cls is calls.Join else [arrays], list(out) if many else [out]
+        _refuse_out(name, tensors, outs)  # for calls of the operator itself: the array functions refused already
+        _run(_operation(cls, fields), tensors, outs)
 
     def fake(arrays, *fields):
         tensors = arrays if cls is calls.Join else [arrays]
@@ -448,7 +537,9 @@ def _define(name, cls, params):
 
 def _batched(cls):
     """The vmap rule of an operator: the batch becomes a leading axis of the tensors, taken
-    whole (a window of it all, or a part of every batch element): one launch."""
+    whole (a window of it all, or a part of every batch element): one launch. The rules hold
+    per sample, as without vmap; where the batch axis alone breaks one (DirectML's rank limit
+    at the feature level, a buffer's span), each sample is one call and the results are stacked."""
 
     def rule(info, in_dims, arrays, *fields):
         operation, size = _operation(cls, fields), info.batch_size
@@ -461,25 +552,38 @@ def _batched(cls):
             return getattr(torch.ops.cudadml, _NAMES[cls])(arrays, *fields), None
         else:
             tensors = [arrays.movedim(in_dims[0], 0)]
-        if cls is calls.Slice:
-            operation = operation._replace(
-                offsets=(0, *operation.offsets), sizes=(size, *operation.sizes), strides=(1, *operation.strides)
-            )
-        elif cls in (calls.Slice1, calls.SliceGrad):
-            window = {"offsets": (0, *operation.offsets), "sizes": (size, *operation.sizes)}
-            operation = operation._replace(strides=(1, *operation.strides), **window)
-            if cls is calls.Slice1:
-                operation = operation._replace(output_sizes=(size, *operation.output_sizes))
-            else:
-                operation = operation._replace(input_shape=(size, *operation.input_shape))
-        else:  # split, join: the same axis, one further in
-            operation = operation._replace(axis=operation.axis + 1)
-        results = _call_operator(operation, tensors, None)
+        dtype = tensors[0].dtype
+        # A sample's rules first: a call refused alone is refused batched, with its own message.
+        shapes = _described(operation, [tuple(t.shape[1:]) for t in tensors], dtype)
+        batched = _with_batch_axis(operation, size)
+        try:
+            _described(batched, [tuple(t.shape) for t in tensors], dtype)
+        except ValueError:  # DescriptorError, or a 16-byte element's word axis past the rank limit
+            runs = [_call_operator(operation, [t[k] for t in tensors], None) for k in range(size)]
+            results = [torch.stack(r) for r in zip(*runs)] if runs else [tensors[0].new_empty(0, *s) for s in shapes]
+        else:
+            results = _call_operator(batched, tensors, None)
         if cls is calls.Split:
             return results, [0] * len(results)
         return results[0], 0
 
     return rule
+
+
+def _with_batch_axis(operation, size):
+    """``operation`` on tensors of one more leading axis, of ``size``, taken whole."""
+    cls = type(operation)
+    if cls is calls.Slice:
+        return operation._replace(
+            offsets=(0, *operation.offsets), sizes=(size, *operation.sizes), strides=(1, *operation.strides)
+        )
+    if cls in (calls.Slice1, calls.SliceGrad):
+        window = {"offsets": (0, *operation.offsets), "sizes": (size, *operation.sizes)}
+        operation = operation._replace(strides=(1, *operation.strides), **window)
+        if cls is calls.Slice1:
+            return operation._replace(output_sizes=(size, *operation.output_sizes))
+        return operation._replace(input_shape=(size, *operation.input_shape))
+    return operation._replace(axis=operation.axis + 1)  # split, join: the same axis, one further in
 
 
 if _LIBRARY is not None:
@@ -490,20 +594,71 @@ if _LIBRARY is not None:
 # ---- autograd ------------------------------------------------------------------------------------
 
 
+def _differentiated(tensors):
+    """Whether an eager call on ``tensors`` runs as its autograd Function: when grad mode
+    records and an input requires grad, or when an input carries a forward-mode tangent."""
+    return (torch.is_grad_enabled() and any(map(_REQUIRES_GRAD, tensors))) or _tangents(tensors)
+
+
+def _tangents(tensors):
+    """Whether one of ``tensors`` carries a forward-mode tangent. The dual level is read first:
+    outside one (nearly every call) no tensor has a tangent, and unpacking costs."""
+    return (
+        forward_ad._current_level >= 0
+        and torch._C._is_fwd_grad_enabled()
+        and any(forward_ad.unpack_dual(t).tangent is not None for t in tensors)
+    )
+
+
+def _packed(operation, results):
+    """An operation's list of results as an autograd Function returns them."""
+    return tuple(results) if getattr(operation, "MANY_RESULTS", False) else results[0]
+
+
 class _Function(torch.autograd.Function):
-    """An operation as an autograd node; one subclass per array function, so that ``grad_fn``
-    names it (``Slice1Backward``)."""
+    """An array function's call as an autograd node; one subclass per array function, so that
+    ``grad_fn`` names it (``Slice1Backward``). In the setup_context style, with a jvp and vmap
+    through the operators, so functorch transforms take it (torch.library's autograd of the
+    operators has no setup_context, which they refuse): calls under a transform apply it before
+    the dispatcher, and each transform's level runs forward, backward or jvp below it."""
+
+    generate_vmap_rule = True  # forward under vmap calls the operators, whose vmap rules batch
 
     @staticmethod
-    def forward(ctx, operation, stream, *inputs):
-        ctx.operation, ctx.shapes = operation, [tuple(t.shape) for t in inputs]
-        result = _run(operation, list(inputs), None, stream)
-        return tuple(result) if getattr(operation, "MANY_RESULTS", False) else result[0]
+    def forward(call, *inputs):
+        operation, inputs = call.operation, list(inputs)
+        if _watched(inputs, None):  # batched tensors, or a mode (fake tensors) below the transforms
+            return _packed(operation, _call_operator(operation, inputs, None))
+        return _packed(operation, _run(operation, inputs, None, call.stream))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.call, *tensors = inputs
+        ctx.shapes = [tuple(t.shape) for t in tensors]
 
     @staticmethod
     def backward(ctx, *grads):
-        gradient, grads = _gradient(ctx.operation, ctx.shapes, list(grads))
-        return None, None, *ADAPTER.run(gradient, grads, None)
+        gradient, grads = _gradient(ctx.call.operation, ctx.shapes, list(grads))
+        return None, *ADAPTER.run(gradient, grads, None)
+
+    @staticmethod
+    def jvp(ctx, _call, *tangents):
+        # The operations only move elements, so they are linear: op(x)'s tangent is op(tangent).
+        # An input without one (of a join) has zeros, of the dtype and device all inputs share.
+        given = next(t for t in tangents if t is not None)
+        tangents = [given.new_zeros(s) if t is None else t for t, s in zip(tangents, ctx.shapes)]
+        operation = ctx.call.operation
+        return _packed(operation, ADAPTER.run(operation, tangents, None, ctx.call.stream))
+
+
+class _Call:
+    """A Function's operation and stream, as one argument that functorch takes whole (it would
+    flatten an operation, a NamedTuple, into its fields, which no gradient matches)."""
+
+    __slots__ = ("operation", "stream")
+
+    def __init__(self, operation, stream):
+        self.operation, self.stream = operation, stream
 
 
 def _gradient(op, shapes, grads):
