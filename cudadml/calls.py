@@ -705,14 +705,13 @@ class Slice1Batch(NamedTuple):
             _shared_rules(name, t, _filled(bounds), self.feature_level)
             sizes = sizes if sizes.ndim == 1 else np.ones(d, np.int64)
             strides = strides if strides.ndim == 1 else np.ones(d, np.int64)
-            if (sizes < 1).any() or (strides == 0).any():
-                window = (0,) * d, tuple(map(int, sizes)), tuple(map(int, strides))
-                room = _room(_filled(bounds), window[0], [max(z, 1) for z in window[1]], [True] * d)
-                counts = tuple(max(1, (z - 1) // abs(s) + 1) if s else 1 for z, s in zip(window[1], window[2]))
-                try:
-                    Slice1OperatorDesc(_tensor(t, room), _tensor(t, counts), *window, feature_level=self.feature_level)
-                except DescriptorError as e:
-                    raise DescriptorError([f"{name}: {m.removeprefix('Slice1: ')}" for m in e.violations]) from None
+            window = (0,) * d, tuple(map(int, sizes)), tuple(map(int, strides))
+            room = _room(_filled(bounds), window[0], [max(z, 1) for z in window[1]], [True] * d)
+            counts = tuple(max(1, (z - 1) // abs(s) + 1) if s else 1 for z, s in zip(window[1], window[2]))
+            try:
+                Slice1OperatorDesc(_tensor(t, room), _tensor(t, counts), *window, feature_level=self.feature_level)
+            except DescriptorError as e:
+                raise DescriptorError([f"{name}: {m.removeprefix('Slice1: ')}" for m in e.violations]) from None
             return np.zeros((0, d), np.int64)
         _shared_rules(name, t, bounds, self.feature_level)  # ranks, types, level: on all of x
         # Which windows break a rule of their own. The descriptor holds the rules and their

@@ -111,11 +111,15 @@ def _slice_window(start, stop, step, n):
 
 
 def window_params(windows) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """SLICE1's window offsets, sizes and strides that read ``(start, step, count)`` per axis."""
+    """SLICE1's window offsets, sizes and strides that read ``(start, step, count)`` per axis
+    (an axis that reads nothing: an empty window at 0, wherever the index started it)."""
     offsets, sizes, strides = [], [], []
     for start, step, count in windows:
-        span = (count - 1) * abs(step) + 1
-        offsets.append(start if step > 0 else start + (count - 1) * step)
-        sizes.append(span)
+        if count == 0:
+            offsets.append(0)
+            sizes.append(0)
+        else:
+            offsets.append(start if step > 0 else start + (count - 1) * step)
+            sizes.append((count - 1) * abs(step) + 1)
         strides.append(step)
     return tuple(offsets), tuple(sizes), tuple(strides)

@@ -217,6 +217,8 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
     if entry.bound_inputs is not None:
         inputs = [inputs[k] for k in entry.bound_inputs]
     if outs is not None:
+        if entry.op is None or entry.bound_outputs is not None:
+            _check_unbound_outs(operation.NAME, outs, kind)
         bound = outs if entry.bound_outputs is None else [outs[k] for k in entry.bound_outputs]
         new = False
     elif entry.offsets is not None:  # several results: views of one allocation
@@ -238,6 +240,15 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
         else:
             out[...] = 0
     return outs
+
+
+def _check_unbound_outs(name, outs, kind):
+    """What the binding rules would say of ``out=`` arrays that no tensor binds (empty
+    results): a read-only one is refused, as NumPy refuses to assign into it."""
+    if kind == "numpy":
+        read_only = [k for k, o in enumerate(outs) if not o.flags.writeable]
+        if read_only:
+            raise BindingError([f"{name}.execute: outputs[{k}]: the buffer is read-only" for k in read_only])
 
 
 #: The ``kind`` of ``entry_for`` for device memory whose layouts give strides in elements.

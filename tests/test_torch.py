@@ -366,3 +366,11 @@ def test_the_readme_example_runs():
     blocks = [block.split("```\n", 1)[0] for block in section.split("```python\n")[1:]]
     assert len(blocks) == 2  # tensors and autograd; compiled, exported and vmapped
     exec(compile("".join(blocks), "README.md (PyTorch)", "exec"), {})
+
+
+def test_vmap_of_an_index_that_reads_nothing_from_an_empty_reversed_axis():
+    """An empty axis read backwards starts at -1: the window it becomes is the empty one at 0."""
+    x = torch.zeros(2, 3, 0)
+    key = (slice(None, None, -2), slice(None, None, -1))
+    assert torch.vmap(lambda s: cd.strided_slice(s, key))(x).shape == (2, 2, 0)
+    assert cd.strided_slice(x, (slice(None), *key)).shape == (2, 2, 0)
