@@ -81,7 +81,7 @@ def _bytes(buffer):
 
 
 def _device(xp, a):
-    return a if xp is np else xp.asarray(np.ascontiguousarray(a))
+    return a if xp is np else xp.asarray(a.copy(order="C"))  # (ascontiguousarray makes 0-d arrays 1-d)
 
 
 def _check(xp, call, oracle, x, buffer, must_run, out=None, out_buffer=None):
