@@ -188,7 +188,7 @@ def split_case(name, shape, dtype, parts, axis):
         sizes = [shape[axis] // parts] * parts
         return {
             "bytes": 2 * x.nbytes,
-            "cudadml": lambda lib: lib.split(x, parts, axis=axis),
+            "cudadml": lambda lib: lib.split(x, split_sizes=parts, axis=axis),
             "CuPy": lambda: [p.copy() for p in cp.split(x, parts, axis=axis)],
             "PyTorch": (lambda: [p.clone() for p in torch.split(tx, sizes, dim=axis)]) if torch is not None else None,
         }
@@ -244,7 +244,9 @@ def windows_case(name, shape, dtype, n, window, per_sample, flips=True):
 
         return {
             "bytes": 2 * n * int(np.prod(window)) * np.dtype(dtype).itemsize,
-            "cudadml": lambda lib: lib.slice1_batch(x, offsets, window, strides, per_sample=per_sample),
+            "cudadml": lambda lib: lib.slice1_batch(
+                x, window_offsets=offsets, window_sizes=window, window_strides=strides, per_sample=per_sample
+            ),
             "CuPy": lambda: cp.stack([source(x, k)[key] for k, key in enumerate(keys)]),
             "PyTorch": torch_fn if torch is not None else None,
         }
@@ -291,7 +293,9 @@ def windows_grad_case(name, shape, dtype, n, window, per_sample):
 
         return {
             "bytes": dy.nbytes + int(np.prod(shape)) * np.dtype(dtype).itemsize,
-            "cudadml": lambda lib: lib.slice1_batch_grad(dy, shape, offsets, window, strides, per_sample=per_sample),
+            "cudadml": lambda lib: lib.slice1_batch_grad(
+                dy, shape, window_offsets=offsets, window_sizes=window, window_strides=strides, per_sample=per_sample
+            ),
             "CuPy": cupy_fn,
             "PyTorch": torch_fn,
         }
@@ -393,7 +397,7 @@ def per_call_cases():
         (
             "(8 x 96) tensor split into 3 per call",
             {
-                "cudadml": lambda lib: functools.partial(lib.split, ts, 3, axis=1),
+                "cudadml": lambda lib: functools.partial(lib.split, ts, split_sizes=3, axis=1),
                 "CuPy": None,
                 "PyTorch": lambda: [p.clone() for p in torch.split(ts, 32, dim=1)],
             },
@@ -401,7 +405,7 @@ def per_call_cases():
         (
             "(16 x 512) tensor split into 64 per call",
             {
-                "cudadml": lambda lib: functools.partial(lib.split, tw, 64, axis=1),
+                "cudadml": lambda lib: functools.partial(lib.split, tw, split_sizes=64, axis=1),
                 "CuPy": None,
                 "PyTorch": lambda: [p.clone() for p in torch.split(tw, 8, dim=1)],
             },
@@ -477,7 +481,7 @@ def per_call_cases():
         (
             "(8 x 96) split into 3 per call",
             {
-                "cudadml": lambda lib: functools.partial(lib.split, s, 3, axis=1),
+                "cudadml": lambda lib: functools.partial(lib.split, s, split_sizes=3, axis=1),
                 "CuPy": lambda: [p.copy() for p in cp.split(s, 3, axis=1)],
                 "PyTorch": (lambda: [p.clone() for p in torch.split(ts, 32, dim=1)]) if torch is not None else None,
             },
@@ -485,7 +489,7 @@ def per_call_cases():
         (
             "(16 x 512) split into 64 per call",
             {
-                "cudadml": lambda lib: functools.partial(lib.split, w, 64, axis=1),
+                "cudadml": lambda lib: functools.partial(lib.split, w, split_sizes=64, axis=1),
                 "CuPy": lambda: [p.copy() for p in cp.split(w, 64, axis=1)],
                 "PyTorch": (lambda: [p.clone() for p in torch.split(tw, 8, dim=1)]) if torch is not None else None,
             },

@@ -62,7 +62,8 @@ def main():
             "every crop at offset 0": (np.zeros_like(offsets), plain),
         }
         for name, (o, st) in variants.items():
-            crops = functools.partial(cd.slice1_batch, x, o, CROP, st, per_sample=True, out=out)
+            window = {"window_offsets": o, "window_sizes": CROP, "window_strides": st}
+            crops = functools.partial(cd.slice1_batch, x, **window, per_sample=True, out=out)
             us = device_time_us(crops, args.reps)
             moved = dram_bytes(o, e)
             print(

@@ -173,7 +173,7 @@ def main(argv=None):
     cases = {
         ("window", "cudadml"): lambda: [cd.strided_slice(x, key)],
         ("window", "dask.array"): lambda: [x[key].map_blocks(_contiguous)],
-        ("split 64", "cudadml"): lambda: cd.split(x, sizes, 0),
+        ("split 64", "cudadml"): lambda: cd.split(x, split_sizes=sizes, axis=0),
         ("split 64", "dask.array"): lambda: [x[a:b].map_blocks(_contiguous) for a, b in itertools.pairwise(bounds)],
     }
     table = []

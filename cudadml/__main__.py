@@ -56,7 +56,7 @@ def _random_cases(rng):
         )
         yield (
             f"split {width}-bit into 3",
-            lambda xp, x=x: cd.split(xp.asarray(x), [2, 4, 1], axis=1),
+            lambda xp, x=x: cd.split(xp.asarray(x), split_sizes=[2, 4, 1], axis=1),
             np.split(x, [2, 6], axis=1),
         )
         parts = np.split(x, [3, 4], axis=3)

@@ -62,7 +62,7 @@ def _cases(cp, torch):
             f"split into {PARTS} (axis 1)",
             2 * x.nbytes,
             {
-                "cudadml": lambda: cd.split(x, PARTS, axis=1),
+                "cudadml": lambda: cd.split(x, parts=PARTS, axis=1),
                 "CuPy": lambda: [p.copy() for p in cp.split(x, PARTS, axis=1)],
                 "PyTorch": torch and (lambda: [p.clone() for p in torch.chunk(tx, PARTS, dim=1)]),
             },

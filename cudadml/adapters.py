@@ -83,7 +83,7 @@ def register_adapter(module: str, load: Callable[[], Adapter] | None) -> None:
     ...         results = runner.run(operation, [np.asarray(a) for a in inputs], outs, stream)
     ...         return [r.view(Tagged) for r in results]
     >>> cd.register_adapter(__name__, TaggedAdapter)
-    >>> cd.slice1(np.arange(5).view(Tagged), [1], [3])
+    >>> cd.slice1(np.arange(5).view(Tagged), window_offsets=[1], window_sizes=[3])
     Tagged([1, 2, 3])
     >>> cd.register_adapter(__name__, None)
     """

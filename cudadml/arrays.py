@@ -5,9 +5,12 @@ CuPy need none; PyTorch and Dask plug in there), normalises its call into one op
 (``calls``: exact integers through ``operator.index``, so NumPy integers count by value;
 floats, NaN, None and bools where an integer belongs raise ``TypeError``), and has the adapter
 run it. For NumPy and CuPy that is ``runner.run``: the ``CompiledOperator`` cached under the
-call, built on a miss from the call's DirectML descriptor (so every DirectML rule applies,
-with the same messages), executed with ``CompiledOperator.execute``'s binding rules.
-``out=`` arrays are bindings like any other: the same checks, the same ``BindingError``.
+call, built on a miss from the call's DirectML descriptor (so every DirectML rule applies),
+executed with ``CompiledOperator.execute``'s binding rules. ``out=`` arrays are bindings like
+any other: the same checks, the same ``BindingError``. Every error names the call's arguments
+(``window_offsets[1]``, ``x.shape[1]``, ``out``), DirectML's rule in parentheses
+(``messages``); the arguments NumPy or PyTorch would read otherwise (a window, split sizes)
+are taken by name, and a positional call is refused with the call meant.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, SupportsIndex, TypeVar
 
+from . import messages
 from .adapters import adapter_for
 from .calls import Join, Slice, Slice1, Slice1Batch, Slice1BatchGrad, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from .enums import FeatureLevel
@@ -39,6 +43,9 @@ Level = FeatureLevel | int | str | None
 
 # The docstring sections every array function shares, filled in by ``_public``.
 _SHARED = {
+    "{by name}": """*positional
+    Refused with a ``TypeError`` that says how NumPy or PyTorch would read the call and
+    the call to write: the arguments below are taken by name.""",
     "{shared parameters}": """feature_level : FeatureLevel, int or str, optional
     The DirectML feature level to validate against (default: the newest).
 stream : cupy.cuda.Stream or torch.cuda.Stream, optional
@@ -53,11 +60,14 @@ chunks : str, int, tuple or dict, optional
     (``"auto"``, a block shape, sizes per axis); for `split`, one such value for every
     part or a list of one per part. By default the result's chunks follow the input's.""",
     "{shared raises}": """DescriptorError
-    If the call breaks a DirectML rule; its message lists every broken rule. Nothing runs.
+    If the call breaks a DirectML rule; its message lists every broken rule, each in the
+    call's words (``window_offsets[1]``, ``x.shape[1]``) with DirectML's in parentheses.
+    Nothing runs.
 BindingError
     If ``out`` has another shape or overlaps an input. Nothing runs.
 TypeError
-    For an argument of a wrong type: a float, None or bool where an integer belongs, a dtype
+    For arguments given by position where they are taken by name; for an argument of a
+    wrong type: a float, None or bool where an integer belongs, a dtype
     without a DirectML type, arrays of different memory kinds, ``out=`` with an input
     that requires grad; for Dask arrays, ``out=`` or ``stream=`` (a Dask array is
     immutable: its result is a new lazy array), or chunks that are neither NumPy nor CuPy
@@ -74,6 +84,12 @@ def _public(fn):
     return fn
 
 
+def _bindings_said(operation, error, inputs, given=None):
+    """A ``BindingError`` of ``operation``'s run in the caller's words: ``out``, ``x``, ``xs[2]``."""
+    shapes = [tuple(a.shape) for a in inputs]
+    return messages.in_callers_words(operation, error, shapes, binding_inputs=given)
+
+
 def _as_list(arrays, what, name):
     """``arrays`` as a list: a list itself (an ``out=`` list is returned as given)."""
     if type(arrays) is list:
@@ -86,10 +102,10 @@ def _as_list(arrays, what, name):
 @_public
 def slice(
     x: Array,
-    offsets: Ints,
-    sizes: Ints,
+    *positional: Any,
+    offsets: Ints | None = None,
+    sizes: Ints | None = None,
     strides: Ints | None = None,
-    *,
     out: Array | None = None,
     feature_level: Level = None,
     stream: Any = None,
@@ -103,13 +119,15 @@ def slice(
     x : array_like
         A NumPy or CuPy array, a PyTorch tensor, a Dask array of NumPy or CuPy chunks, or a
         CUDA array exposing ``__cuda_array_interface__`` or ``__dlpack__``; any strides.
+    {by name}
     offsets : sequence of int
-        Per dimension, the first element to take.
+        Per dimension, the first element to take. Required.
     sizes : sequence of int
-        Per dimension, how many elements to take: the result's shape.
+        Per dimension, how many elements to take: the result's shape (not `slice1`'s
+        window, nor an end as in ONNX's or JAX's slices). Required.
     strides : sequence of int, optional
         Per dimension, the step between taken elements, unsigned (0 repeats one element);
-        all 1 by default.
+        all 1 by default. For negative steps, `slice1` or `strided_slice`.
     out : array, optional
         Where to write the result: shape ``sizes``, ``x``'s dtype, any strides.
     {shared parameters}
@@ -128,7 +146,7 @@ def slice(
     --------
     >>> import numpy as np, cudadml as cd
     >>> x = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
-    >>> cd.slice(x, [0, 0, 1, 0], [1, 1, 2, 2], [1, 1, 2, 3])
+    >>> cd.slice(x, offsets=[0, 0, 1, 0], sizes=[1, 1, 2, 2], strides=[1, 1, 2, 3])
     array([[[[ 5.,  8.],
              [13., 16.]]]], dtype=float32)
     """
@@ -136,17 +154,20 @@ def slice(
     adapter = adapter_for(inputs, outs)
     inputs, outs = adapter.arrays(Slice, inputs, outs)
     x = inputs[0]
-    operation = Slice.of(x.shape, offsets, sizes, strides, feature_level, directml_types)
-    return adapter.run(operation, inputs, outs, stream, chunks)[0]
+    operation = Slice.of(x.shape, positional, offsets, sizes, strides, feature_level, directml_types)
+    try:
+        return adapter.run(operation, inputs, outs, stream, chunks)[0]
+    except BindingError as e:
+        raise _bindings_said(operation, e, inputs) from None
 
 
 @_public
 def slice1(
     x: Array,
-    window_offsets: Ints,
-    window_sizes: Ints,
+    *positional: Any,
+    window_offsets: Ints | None = None,
+    window_sizes: Ints | None = None,
     window_strides: Ints | None = None,
-    *,
     output_sizes: Ints | None = None,
     out: Array | None = None,
     feature_level: Level = None,
@@ -160,11 +181,12 @@ def slice1(
     ----------
     x : array_like
         The array to read, of any kind and strides (as in `slice`).
+    {by name}
     window_offsets : sequence of int
-        Per dimension, where the window starts.
+        Per dimension, where the window starts. Required.
     window_sizes : sequence of int
-        Per dimension, the window's length: ``window_offsets[i] + window_sizes[i] <= x.shape[i]``,
-        and no dimension empty.
+        Per dimension, the window's length (not the result's, as `slice`'s sizes are):
+        ``window_offsets[i] + window_sizes[i] <= x.shape[i]``; 0 takes nothing. Required.
     window_strides : sequence of int, optional
         Per dimension, the signed, non-zero step; a negative step reads the window from its
         end. All 1 by default.
@@ -188,7 +210,8 @@ def slice1(
     --------
     >>> import numpy as np, cudadml as cd
     >>> x = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
-    >>> cd.slice1(x, [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, -2, 2])[0, 0]
+    >>> window = dict(window_offsets=[0, 0, 0, 1], window_sizes=[1, 1, 4, 3], window_strides=[1, 1, -2, 2])
+    >>> cd.slice1(x, **window)[0, 0]
     array([[14., 16.],
            [ 6.,  8.]], dtype=float32)
     """
@@ -197,19 +220,22 @@ def slice1(
     inputs, outs = adapter.arrays(Slice1, inputs, outs)
     x = inputs[0]
     operation = Slice1.of(
-        x.shape, window_offsets, window_sizes, window_strides, output_sizes, feature_level, directml_types
+        x.shape, positional, window_offsets, window_sizes, window_strides, output_sizes, feature_level, directml_types
     )
-    return adapter.run(operation, inputs, outs, stream, chunks)[0]
+    try:
+        return adapter.run(operation, inputs, outs, stream, chunks)[0]
+    except BindingError as e:
+        raise _bindings_said(operation, e, inputs) from None
 
 
 @_public
 def slice_grad(
     dy: Array,
     input_shape: Ints,
-    window_offsets: Ints,
-    window_sizes: Ints,
+    *positional: Any,
+    window_offsets: Ints | None = None,
+    window_sizes: Ints | None = None,
     window_strides: Ints | None = None,
-    *,
     out: Array | None = None,
     feature_level: Level = None,
     stream: Any = None,
@@ -224,10 +250,11 @@ def slice_grad(
         The gradient of the slice's output (of its shape), of any kind and strides.
     input_shape : sequence of int
         The shape of the slice's input: the shape of the result.
+    {by name}
     window_offsets : sequence of int
-        As given to `slice1`.
+        As given to `slice1`. Required.
     window_sizes : sequence of int
-        As given to `slice1`.
+        As given to `slice1`: the window read, not the shape of ``dy``. Required.
     window_strides : sequence of int, optional
         As given to `slice1`: signed, non-zero, all 1 by default.
     out : array, optional
@@ -248,7 +275,7 @@ def slice_grad(
     --------
     >>> import numpy as np, cudadml as cd
     >>> dy = np.array([[1, 3], [9, 11]], dtype=np.int32)
-    >>> cd.slice_grad(dy, (4, 4), [0, 0], [4, 4], [2, 2])
+    >>> cd.slice_grad(dy, (4, 4), window_offsets=[0, 0], window_sizes=[4, 4], window_strides=[2, 2])
     array([[ 1,  0,  3,  0],
            [ 0,  0,  0,  0],
            [ 9,  0, 11,  0],
@@ -259,17 +286,28 @@ def slice_grad(
     inputs, outs = adapter.arrays(SliceGrad, inputs, outs)
     dy = inputs[0]
     operation = SliceGrad.of(
-        dy.shape, input_shape, window_offsets, window_sizes, window_strides, feature_level, directml_types
+        dy.shape,
+        input_shape,
+        positional,
+        window_offsets,
+        window_sizes,
+        window_strides,
+        feature_level,
+        directml_types,
     )
-    return adapter.run(operation, inputs, outs, stream, chunks)[0]
+    try:
+        return adapter.run(operation, inputs, outs, stream, chunks)[0]
+    except BindingError as e:
+        raise _bindings_said(operation, e, inputs) from None
 
 
 @_public
 def split(
     x: Array,
-    split_sizes: SupportsIndex | Ints,
+    *positional: Any,
+    split_sizes: Ints | SupportsIndex | None = None,
+    parts: SupportsIndex | None = None,
     axis: SupportsIndex = 0,
-    *,
     out: Sequence[Array] | None = None,
     feature_level: Level = None,
     stream: Any = None,
@@ -282,10 +320,17 @@ def split(
     ----------
     x : array_like
         The array to cut, of any kind and strides.
-    split_sizes : int or sequence of int
-        A number of equal parts (which must divide ``x.shape[axis]``), or the size of each
-        part along ``axis`` (summing to ``x.shape[axis]``; a size of 0 gives an empty part).
-        Sizes, not NumPy's split indices.
+    *positional
+        Refused with a ``TypeError``: ``np.split(x, [5, 5])`` takes indices and
+        ``torch.split(t, 3)`` a part size, so ``split_sizes`` and ``parts`` are taken by
+        name (``cudadml.numpy.split`` has NumPy's meaning).
+    split_sizes : sequence of int, optional
+        The size of each part along ``axis``, summing to ``x.shape[axis]`` (a size of 0 gives
+        an empty part): DirectML's sizes, not NumPy's split indices. An integer is a number
+        of parts, as ``parts`` is.
+    parts : int, optional
+        A number of equal parts, which must divide ``x.shape[axis]``. One of ``split_sizes``
+        and ``parts`` is required.
     axis : int, default 0
         The axis to cut; may be negative.
     out : sequence of arrays, optional
@@ -305,19 +350,25 @@ def split(
     --------
     >>> import numpy as np, cudadml as cd
     >>> x = np.arange(1, 13, dtype=np.float32).reshape(1, 1, 6, 2)
-    >>> [p.shape for p in cd.split(x, [2, 1, 3], axis=2)]
+    >>> [p.shape for p in cd.split(x, split_sizes=[2, 1, 3], axis=2)]
     [(1, 1, 2, 2), (1, 1, 1, 2), (1, 1, 3, 2)]
+    >>> [p.shape for p in cd.split(x, parts=2, axis=-1)]
+    [(1, 1, 6, 1), (1, 1, 6, 1)]
     """
     name = Split.NAME
     inputs, outs = [x], None if out is None else _as_list(out, "out", name)
     adapter = adapter_for(inputs, outs)
     inputs, outs = adapter.arrays(Split, inputs, outs)
     x = inputs[0]
-    operation = Split.of(x.shape, split_sizes, axis, feature_level, directml_types)
+    operation = Split.of(x.shape, positional, split_sizes, parts, axis, feature_level, directml_types)
     if outs is not None and len(outs) != len(operation.sizes):
-        parts = len(operation.sizes)
-        raise BindingError([f"{name}.execute: {len(outs)} outputs bound (out); the call has {parts} parts"])
-    return adapter.run(operation, inputs, outs, stream, chunks)
+        count = len(operation.sizes)
+        given = f"{len(outs)} array{'s' * (len(outs) != 1)}"
+        raise BindingError([f"{name}: out has {given}; the call makes {count} part{'s' * (count != 1)}"])
+    try:
+        return adapter.run(operation, inputs, outs, stream, chunks)
+    except BindingError as e:
+        raise _bindings_said(operation, e, inputs) from None
 
 
 @_public
@@ -362,12 +413,15 @@ def join(
     name = Join.NAME
     xs = _as_list(xs, "xs", name)
     if not xs:
-        raise ValueError(f"{name}: needs at least one array to join")
+        raise ValueError(f"{name}: xs is empty; it needs at least one array to join")
     outs = None if out is None else [out]
     adapter = adapter_for(xs, outs)
     xs, outs = adapter.arrays(Join, xs, outs)
     operation = Join.of(xs[0].shape, axis, feature_level, directml_types)
-    return adapter.run(operation, xs, outs, stream, chunks)[0]
+    try:
+        return adapter.run(operation, xs, outs, stream, chunks)[0]
+    except BindingError as e:
+        raise _bindings_said(operation, e, xs) from None
 
 
 @_public
@@ -419,7 +473,10 @@ def strided_slice(
     inputs, outs = adapter.arrays(StridedSlice, inputs, outs)
     x = inputs[0]
     operation = StridedSlice.of(x.shape, key, feature_level, directml_types)
-    return adapter.run(operation, inputs, outs, stream, chunks)[0]
+    try:
+        return adapter.run(operation, inputs, outs, stream, chunks)[0]
+    except BindingError as e:
+        raise _bindings_said(operation, e, inputs) from None
 
 
 @_public
@@ -471,16 +528,19 @@ def strided_slice_grad(
     inputs, outs = adapter.arrays(StridedSliceGrad, inputs, outs)
     dy = inputs[0]
     operation = StridedSliceGrad.of(dy.shape, input_shape, key, feature_level, directml_types)
-    return adapter.run(operation, inputs, outs, stream, chunks)[0]
+    try:
+        return adapter.run(operation, inputs, outs, stream, chunks)[0]
+    except BindingError as e:
+        raise _bindings_said(operation, e, inputs) from None
 
 
 @_public
 def slice1_batch(
     x: Array,
-    window_offsets: Any,
-    window_sizes: Any,
+    *positional: Any,
+    window_offsets: Any = None,
+    window_sizes: Any = None,
     window_strides: Any = None,
-    *,
     per_sample: bool = False,
     out: Array | None = None,
     feature_level: Level = None,
@@ -498,12 +558,15 @@ def slice1_batch(
     ----------
     x : array_like
         The array to read, of any kind and strides (as in `slice`).
+    {by name}
     window_offsets : (N, d) array_like of int
         Per window and dimension, where the window starts; ``d`` is ``x.ndim``, or
         ``x.ndim - 1`` with ``per_sample``. NumPy, CuPy or PyTorch integers, or nested lists.
+        Required.
     window_sizes : (d,) or (N, d) array_like of int
-        The windows' lengths: one row for all, or one per window. Every window lies inside
-        ``x`` (``offset + size <= x.shape``) and no dimension is empty.
+        The windows' lengths (as `slice1`'s, not the results' shape): one row for all, or
+        one per window. Every window lies inside ``x`` (``offset + size <= x.shape``) and no
+        dimension is empty. Required.
     window_strides : (d,) or (N, d) array_like of int, optional
         The signed, non-zero steps: one row for all, or one per window, so a per-window
         flip is a negative stride there. All 1 by default.
@@ -534,7 +597,8 @@ def slice1_batch(
     --------
     >>> import numpy as np, cudadml as cd
     >>> x = np.arange(16).reshape(4, 4)
-    >>> cd.slice1_batch(x, [[0, 0], [1, 2], [2, 1]], [2, 2], [[1, 1], [1, -1], [-1, 1]])
+    >>> offsets, strides = [[0, 0], [1, 2], [2, 1]], [[1, 1], [1, -1], [-1, 1]]
+    >>> cd.slice1_batch(x, window_offsets=offsets, window_sizes=[2, 2], window_strides=strides)
     array([[[ 0,  1],
             [ 4,  5]],
     <BLANKLINE>
@@ -548,9 +612,19 @@ def slice1_batch(
     adapter = adapter_for(inputs, outs)
     inputs, outs = adapter.arrays(Slice1Batch, inputs, outs)
     operation = Slice1Batch.of(
-        inputs[0].shape, window_offsets, window_sizes, window_strides, per_sample, feature_level, directml_types
+        inputs[0].shape,
+        positional,
+        window_offsets,
+        window_sizes,
+        window_strides,
+        per_sample,
+        feature_level,
+        directml_types,
     )
-    results = adapter.run(operation, inputs, outs, stream, chunks)
+    try:
+        results = adapter.run(operation, inputs, outs, stream, chunks)
+    except BindingError as e:
+        raise _bindings_said(operation, e, inputs) from None
     return results[0] if operation.shared else results
 
 
@@ -558,10 +632,10 @@ def slice1_batch(
 def slice1_batch_grad(
     dy: Array | Sequence[Array],
     input_shape: Ints,
-    window_offsets: Any,
-    window_sizes: Any,
+    *positional: Any,
+    window_offsets: Any = None,
+    window_sizes: Any = None,
     window_strides: Any = None,
-    *,
     per_sample: bool = False,
     out: Array | None = None,
     feature_level: Level = None,
@@ -577,10 +651,11 @@ def slice1_batch_grad(
         arrays for per-window sizes.
     input_shape : sequence of int
         The shape of ``x``, which the result has.
+    {by name}
     window_offsets : (N, d) array_like of int
-        As given to `slice1_batch`.
+        As given to `slice1_batch`. Required.
     window_sizes : (d,) or (N, d) array_like of int
-        As given to `slice1_batch`.
+        As given to `slice1_batch`. Required.
     window_strides : (d,) or (N, d) array_like of int, optional
         As given to `slice1_batch`.
     per_sample : bool, default False
@@ -606,20 +681,21 @@ def slice1_batch_grad(
     Raises
     ------
     DescriptorError
-        If a window breaks a SLICE1 rule (the message names it). Nothing runs.
+        If a window breaks a SLICE1 rule (the message names it, in the call's words). Nothing
+        runs.
     BindingError
         If ``out`` has another shape or overlaps ``dy``. Nothing runs.
     ValueError
         If ``dy``'s shapes are not the windows' results, or ``dy`` is an empty list.
     TypeError
-        For an argument of a wrong type, a dtype overlapping windows cannot add (bool), or Dask
-        arrays (not supported).
+        For arguments given by position where they are taken by name, an argument of a wrong
+        type, a dtype overlapping windows cannot add (bool), or Dask arrays (not supported).
 
     Examples
     --------
     >>> import numpy as np, cudadml as cd
     >>> dy = np.ones((2, 2, 2), np.float32)
-    >>> cd.slice1_batch_grad(dy, (3, 3), [[0, 0], [1, 1]], [2, 2])
+    >>> cd.slice1_batch_grad(dy, (3, 3), window_offsets=[[0, 0], [1, 1]], window_sizes=[2, 2])
     array([[1., 1., 0.],
            [1., 2., 1.],
            [0., 1., 1.]], dtype=float32)
@@ -632,10 +708,20 @@ def slice1_batch_grad(
     adapter = adapter_for(inputs, outs)
     inputs, outs = adapter.arrays(Slice1BatchGrad, inputs, outs)
     operation = Slice1BatchGrad.of(
-        input_shape, window_offsets, window_sizes, window_strides, per_sample, feature_level, directml_types
+        input_shape,
+        positional,
+        window_offsets,
+        window_sizes,
+        window_strides,
+        per_sample,
+        feature_level,
+        directml_types,
     )
     if operation.shared != one:
         raise TypeError(
             f"{name}: windows of one size take dy as one array; per-window sizes take a list of one per window"
         )
-    return adapter.run(operation, inputs, outs, stream, None)[0]
+    try:
+        return adapter.run(operation, inputs, outs, stream, None)[0]
+    except BindingError as e:
+        raise _bindings_said(operation, e, inputs, 1 if one else len(inputs)) from None

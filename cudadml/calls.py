@@ -4,10 +4,13 @@ An *operation* is what a call computes, whatever kind of arrays it is given: the
 DirectML parameters after normalisation (exact ints, negative axes resolved, a basic index
 parsed into windows, defaults filled in), the feature level and whether dtypes need a DirectML
 type. Each is a ``NamedTuple`` made by its ``of`` from the public arguments and the input
-shapes, which raises ``TypeError`` (a float, None or bool where an integer belongs),
-``IndexError`` or ``ValueError`` as the array function documents. ``describe`` then applies
-DirectML's rules for a dtype and input shapes: it builds the descriptor (``DescriptorError``
-lists every broken rule) and gives the result shapes.
+shapes, which raises ``TypeError`` (a float, None or bool where an integer belongs, arguments
+by position where the function takes them by name), ``IndexError`` or ``ValueError`` as the
+array function documents, each naming the argument as the call does. ``of`` takes the input
+shape(s), then the function's other arguments in its signature's order (``positional``: what
+it was given by position). ``describe`` then applies DirectML's rules for a dtype and input
+shapes: it builds the descriptor (``DescriptorError`` lists every broken rule, said in the
+call's words by ``messages``) and gives the result shapes.
 
 A ``Call`` is an operation with where and on what it runs: memory kind and device, dtype, and
 every bound array's shape and strides. Its equality and hash are the cache key of the compiled
@@ -18,13 +21,15 @@ PyTorch adapter runs one on views of its tensors, the Dask adapter validates it 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import messages
 from .enums import FeatureLevel, TensorDataType
-from .errors import DescriptorError, as_int, int_tuple
+from .errors import DescriptorError, as_int, int_tuple, shown_value
 from .indexing import index_key, parse_key, window_params
 from .operators import (
     INT32_MAX,
@@ -35,7 +40,7 @@ from .operators import (
     SliceOperatorDesc,
     SplitOperatorDesc,
 )
-from .tensor import BufferTensorDesc
+from .tensor import SPAN_RULE, UINT32_MAX, BufferTensorDesc
 
 __all__ = [
     "Call",
@@ -88,50 +93,69 @@ class Description(NamedTuple):
     output_axes: tuple | None = None
 
 
-def options(feature_level, directml_types) -> tuple[FeatureLevel, bool]:
-    """The options every operation carries, normalised."""
+def options(feature_level, directml_types, name=None) -> tuple[FeatureLevel, bool]:
+    """The options every operation carries, normalised (``name``: the call's, for messages)."""
     if feature_level is None and directml_types is True:
         return _DEFAULTS
-    level = _NEWEST if feature_level is None else FeatureLevel.coerce(feature_level)
+    prefix = f"{name}: " if name else ""
+    try:
+        level = _NEWEST if feature_level is None else FeatureLevel.coerce(feature_level)
+    except TypeError:
+        kind = type(feature_level).__name__
+        given = shown_value(feature_level)
+        raise TypeError(f"{prefix}feature_level = {given} must be a FeatureLevel, int or str, not {kind}") from None
+    except ValueError as e:
+        raise ValueError(f"{prefix}feature_level: {e}") from None
     if directml_types is not True and directml_types is not False:
         if not isinstance(directml_types, np.bool_):
-            raise TypeError(f"directml_types must be a bool, not {type(directml_types).__name__}")
+            given, kind = shown_value(directml_types), type(directml_types).__name__
+            raise TypeError(f"{prefix}directml_types = {given} must be a bool, not {kind}")
         directml_types = bool(directml_types)
     return level, directml_types
 
 
 def normalize_axis(axis, ndim, name) -> int:
-    axis = as_int(axis, "axis", name)
+    axis = as_int(axis, "axis", name, shown=True)
     if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(axis, ndim)
+        raise np.exceptions.AxisError(axis, ndim, name)
     return axis % ndim
 
 
-def common_dtype(name, dtypes):
-    """The one dtype of a call's arrays; ``TypeError`` naming the first that differs."""
+def common_dtype(name, dtypes, argument="xs"):
+    """The one dtype of a call's arrays (``argument``: their name); ``TypeError`` naming the
+    first that differs."""
     dtype = dtypes[0]
     if dtypes.count(dtype) != len(dtypes):
         k = next(k for k, d in enumerate(dtypes) if d != dtype)
-        raise TypeError(f"{name}: xs[{k}] has dtype {dtypes[k]}, xs[0] has {dtype}")
+        raise TypeError(f"{name}: {argument}[{k}] has dtype {dtypes[k]}, {argument}[0] has {dtype}")
     return dtype
 
 
-def _ranked(name, shape):
+def _ranked(name, shape, argument="x", verb="slice"):
     if len(shape) == 0:
-        raise ValueError(f"{name}: a 0-dimensional array has nothing to slice")
+        raise ValueError(f"{name}: {argument} is a 0-dimensional array (shape ()), which has nothing to {verb}")
     return shape
 
 
-def data_type(dtype, directml_types: bool) -> TensorDataType:
-    """The tensor data type that moves ``dtype``'s elements."""
+def data_type(dtype, directml_types: bool, where: str | None = None) -> TensorDataType:
+    """The tensor data type that moves ``dtype``'s elements (``where``: the array's dtype as
+    the call names it, ``slice: x.dtype``, for messages)."""
+    said = f"dtype {dtype}" if where is None else f"{where} = {dtype}"
     if directml_types:
         try:
             return TensorDataType.from_dtype(dtype)
         except ValueError as e:
-            raise TypeError(f"{e}; pass directml_types=False to move its elements as raw bits") from None
+            reason = str(e).removeprefix(f"dtype {dtype} ")
+            raise TypeError(f"{said} {reason}; pass directml_types=False to move its elements as raw bits") from None
     if dtype.itemsize not in (1, 2, 4, 8):
-        raise TypeError(f"dtype {dtype} is not a plain 1, 2, 4, 8 or 16-byte element")
+        raise TypeError(f"{said} is not a plain 1, 2, 4, 8 or 16-byte element")
     return TensorDataType.unsigned_of_width(dtype.itemsize)
+
+
+def _type_of(operation, dtype) -> TensorDataType:
+    """``data_type`` of the array an operation's call names ``x``, ``dy`` or ``xs[0]``."""
+    argument = "xs[0]" if operation.ARGUMENT == "xs" else operation.ARGUMENT
+    return data_type(dtype, operation.directml_types, f"{operation.NAME}: {argument}.dtype")
 
 
 def _check_rank(name, ndim, **arrays):
@@ -142,14 +166,51 @@ def _check_rank(name, ndim, **arrays):
         raise DescriptorError(wrong)
 
 
-def _tensor(data_type, shape):
-    return BufferTensorDesc(data_type, shape)
+def _tensor(data_type, shape, role="InputTensor"):
+    """The tensor ``role`` of a call's descriptor (``OutputTensor``, ``OutputTensors[2]``...):
+    its rules broken are said of it (``OutputTensor.Sizes[0] = -1 ...``), in DirectML's words
+    that ``messages`` translates."""
+    try:
+        return BufferTensorDesc(data_type, shape)
+    except DescriptorError as e:
+        said = [m.removeprefix("BufferTensorDesc: ") for m in e.violations]
+        raise DescriptorError(
+            [f"{role}{m.removeprefix('the tensor')}" if m.startswith("the tensor ") else f"{role}.{m}" for m in said]
+        ) from None
+
+
+def _in_callers_words(describe):
+    """``describe`` raising its ``DescriptorError`` in the caller's words (``messages``): the
+    argument the caller passed for each DirectML field, DirectML's name in parentheses."""
+
+    @functools.wraps(describe)
+    def described(self, dtype, shapes):
+        try:
+            return describe(self, dtype, shapes)
+        except DescriptorError as e:
+            raise messages.in_callers_words(self, e, shapes, dtype=dtype) from None
+
+    return described
+
+
+def _required(value, field, name, what="one integer per axis"):
+    """``TypeError`` for an argument taken by name that the call left out (None)."""
+    if value is None:
+        raise TypeError(f"{name}: {field}= is required ({what})")
+    return value
+
+
+def _ints(values, field, name):
+    """An argument of one integer per axis, as exact ints, in the caller's words."""
+    return int_tuple(_required(values, field, name), field, name, shown=True)
 
 
 # An empty result has no DirectML descriptor (tensors cannot be empty), yet DirectML's rules
 # hold for it all the same: the call's descriptor is built on a stand-in whose empty sizes are
 # 1 and whose bounds, in the dimensions where nothing moves, hold the window; its every other
-# rule (ranks, types, feature level, strides, offsets) is the call's.
+# rule (ranks, types, feature level, strides, offsets) is the call's. The room made is not the
+# caller's array: a rule only it breaks (a span past a buffer's, a size past UINT32, a window
+# past it) is not the call's (``_stand_in``), and the array's own tensor is checked as it is.
 
 
 def _filled(sizes):
@@ -158,8 +219,28 @@ def _filled(sizes):
 
 
 def _room(bounds, starts, sizes, empty):
-    """``bounds`` grown, where ``empty[i]``, to hold ``sizes[i]`` elements from ``starts[i]``."""
-    return tuple(max(b, min(max(s, 0), 2**31) + z, 1) if e else b for b, s, z, e in zip(bounds, starts, sizes, empty))
+    """``bounds`` grown, where ``empty[i]``, to hold ``sizes[i]`` elements from ``starts[i]``
+    (as far as a tensor's sizes go)."""
+    return tuple(
+        min(max(b, min(max(s, 0), 2**31) + z, 1), UINT32_MAX) if e else b
+        for b, s, z, e in zip(bounds, starts, sizes, empty)
+    )
+
+
+@contextlib.contextmanager
+def _stand_in(role, empty):
+    """Build an empty result's descriptor on a stand-in whose tensor ``role`` is room made
+    along the dimensions where ``empty[i]``: it is no buffer (the span rule is lifted), and a
+    violation about its sizes there is the stand-in's, dropped (unless it is all there is)."""
+    token = SPAN_RULE.set(False)
+    try:
+        yield
+    except DescriptorError as e:
+        marks = tuple(f"{role}.Sizes[{i}]" for i, made in enumerate(empty) if made)
+        kept = [v for v in e.violations if not any(m in v for m in marks)]
+        raise DescriptorError(kept or e.violations) from None
+    finally:
+        SPAN_RULE.reset(token)
 
 
 # ---- the operations ------------------------------------------------------------------------------
@@ -180,15 +261,18 @@ class Slice(NamedTuple):
 
     function = "slice"
     ARGUMENT = "x"
-    NAME = "Slice"
+    NAME = "slice"
 
     @classmethod
-    def of(cls, shape, offsets, sizes, strides=None, feature_level=None, directml_types=True):
+    def of(cls, shape, positional=(), offsets=None, sizes=None, strides=None, feature_level=None, directml_types=True):
+        """As ``slice(x, *positional, offsets=, sizes=, strides=)`` takes them: by name."""
         name = cls.NAME
+        if positional:
+            raise messages.positional(name, positional)
         ndim = len(_ranked(name, shape))
-        offsets, sizes = int_tuple(offsets, "Offsets", name), int_tuple(sizes, "Sizes", name)
-        strides = (1,) * ndim if strides is None else int_tuple(strides, "Strides", name)
-        return _new(cls, (offsets, sizes, strides, *options(feature_level, directml_types)))
+        offsets, sizes = _ints(offsets, "offsets", name), _ints(sizes, "sizes", name)
+        strides = (1,) * ndim if strides is None else _ints(strides, "strides", name)
+        return _new(cls, (offsets, sizes, strides, *options(feature_level, directml_types, cls.NAME)))
 
     @property
     def windows(self):
@@ -200,24 +284,31 @@ class Slice(NamedTuple):
         """Per input axis, the result axis it becomes: the same one."""
         return tuple(range(len(self.offsets)))
 
+    @_in_callers_words
     def describe(self, dtype, shapes):
         name, (shape,), sizes = self.NAME, shapes, self.sizes
-        t = data_type(dtype, self.directml_types)
+        t = _type_of(self, dtype)
         if 0 in sizes:
             _check_rank(name, len(shape), Offsets=self.offsets, Sizes=sizes, Strides=self.strides)
-            filled = _filled(sizes)
-            bounds = _room(shape, self.offsets, (1,) * len(shape), [n == 0 for n in sizes])
-            SliceOperatorDesc(
-                _tensor(t, bounds),
-                _tensor(t, filled),
-                self.offsets,
-                filled,
-                self.strides,
-                feature_level=self.feature_level,
-            )
+            filled, empty = _filled(sizes), [n == 0 for n in sizes]
+            _tensor(t, _filled(shape))  # x's own rules
+            with _stand_in("InputTensor", empty):
+                SliceOperatorDesc(
+                    _tensor(t, _room(shape, self.offsets, (1,) * len(shape), empty)),
+                    _tensor(t, filled, "OutputTensor"),
+                    self.offsets,
+                    filled,
+                    self.strides,
+                    feature_level=self.feature_level,
+                )
             return Description(None, (sizes,))
         desc = SliceOperatorDesc(
-            _tensor(t, shape), _tensor(t, sizes), self.offsets, sizes, self.strides, feature_level=self.feature_level
+            _tensor(t, shape),
+            _tensor(t, sizes, "OutputTensor"),
+            self.offsets,
+            sizes,
+            self.strides,
+            feature_level=self.feature_level,
         )
         return Description(desc, (sizes,))
 
@@ -237,17 +328,31 @@ class Slice1(NamedTuple):
 
     function = "slice1"
     ARGUMENT = "x"
-    NAME = "Slice1"
+    NAME = "slice1"
 
     @classmethod
-    def of(cls, shape, offsets, sizes, strides=None, output_sizes=None, feature_level=None, directml_types=True):
+    def of(
+        cls,
+        shape,
+        positional=(),
+        offsets=None,
+        sizes=None,
+        strides=None,
+        output_sizes=None,
+        feature_level=None,
+        directml_types=True,
+    ):
+        """As ``slice1(x, *positional, window_offsets=, window_sizes=, window_strides=,
+        output_sizes=)`` takes them: the window by name."""
         name = cls.NAME
+        if positional:
+            raise messages.positional(name, positional)
         offsets, sizes, strides = _window_args(name, len(_ranked(name, shape)), offsets, sizes, strides)
-        if output_sizes is None:
-            output_sizes = tuple(1 + (n - 1) // abs(st) if st and n > 0 else n for n, st in zip(sizes, strides))
+        if output_sizes is None:  # the reach; an empty or negative window reaches nothing
+            output_sizes = tuple(1 + (n - 1) // abs(st) if st and n > 0 else max(n, 0) for n, st in zip(sizes, strides))
         else:
-            output_sizes = int_tuple(output_sizes, "output_sizes", name)
-        return _new(cls, (offsets, sizes, strides, output_sizes, *options(feature_level, directml_types)))
+            output_sizes = _ints(output_sizes, "output_sizes", name)
+        return _new(cls, (offsets, sizes, strides, output_sizes, *options(feature_level, directml_types, cls.NAME)))
 
     @property
     def windows(self):
@@ -261,25 +366,29 @@ class Slice1(NamedTuple):
         """Per input axis, the result axis it becomes: the same one."""
         return tuple(range(len(self.offsets)))
 
+    @_in_callers_words
     def describe(self, dtype, shapes):
         name, (shape,), out_sizes = self.NAME, shapes, self.output_sizes
         window = self.offsets, self.sizes, self.strides
-        t = data_type(dtype, self.directml_types)
+        t = _type_of(self, dtype)
         if 0 in out_sizes:
             _check_rank(name, len(shape), **_window_fields(*window))
             empty = [n == 0 for n in out_sizes]
             sizes = tuple(z or 1 if e else z for z, e in zip(self.sizes, empty))
-            bounds = _room(shape, self.offsets, sizes, empty)
-            Slice1OperatorDesc(
-                _tensor(t, bounds),
-                _tensor(t, _filled(out_sizes)),
-                self.offsets,
-                sizes,
-                self.strides,
-                feature_level=self.feature_level,
-            )
+            _tensor(t, _filled(shape))  # x's own rules
+            with _stand_in("InputTensor", empty):
+                Slice1OperatorDesc(
+                    _tensor(t, _room(shape, self.offsets, sizes, empty)),
+                    _tensor(t, _filled(out_sizes), "OutputTensor"),
+                    self.offsets,
+                    sizes,
+                    self.strides,
+                    feature_level=self.feature_level,
+                )
             return Description(None, (out_sizes,))
-        desc = Slice1OperatorDesc(_tensor(t, shape), _tensor(t, out_sizes), *window, feature_level=self.feature_level)
+        desc = Slice1OperatorDesc(
+            _tensor(t, shape), _tensor(t, out_sizes, "OutputTensor"), *window, feature_level=self.feature_level
+        )
         return Description(desc, (out_sizes,))
 
     def words(self):
@@ -297,11 +406,11 @@ def _window_fields(offsets, sizes, strides):
 
 
 def _window_args(name, ndim, offsets, sizes, strides):
-    """SLICE1's window arrays as int tuples (strides all 1 when omitted)."""
+    """SLICE1's window arrays as int tuples (strides all 1 when omitted), in the caller's words."""
     return (
-        int_tuple(offsets, "InputWindowOffsets", name),
-        int_tuple(sizes, "InputWindowSizes", name),
-        int_tuple((1,) * ndim if strides is None else strides, "InputWindowStrides", name),
+        _ints(offsets, "window_offsets", name),
+        _ints(sizes, "window_sizes", name),
+        (1,) * ndim if strides is None else _ints(strides, "window_strides", name),
     )
 
 
@@ -317,14 +426,28 @@ class SliceGrad(NamedTuple):
 
     function = "slice_grad"
     ARGUMENT = "dy"
-    NAME = "SliceGrad"
+    NAME = "slice_grad"
 
     @classmethod
-    def of(cls, dy_shape, input_shape, offsets, sizes, strides=None, feature_level=None, directml_types=True):
+    def of(
+        cls,
+        dy_shape,
+        input_shape,
+        positional=(),
+        offsets=None,
+        sizes=None,
+        strides=None,
+        feature_level=None,
+        directml_types=True,
+    ):
+        """As ``slice_grad(dy, input_shape, *positional, window_offsets=, window_sizes=,
+        window_strides=)`` takes them: the window by name."""
         name = cls.NAME
-        window = _window_args(name, len(_ranked(name, dy_shape)), offsets, sizes, strides)
-        input_shape = int_tuple(input_shape, "input_shape", name)
-        return _new(cls, (input_shape, *window, *options(feature_level, directml_types)))
+        if positional:
+            raise messages.positional(name, positional)
+        window = _window_args(name, len(_ranked(name, dy_shape, "dy")), offsets, sizes, strides)
+        input_shape = int_tuple(input_shape, "input_shape", name, shown=True)
+        return _new(cls, (input_shape, *window, *options(feature_level, directml_types, cls.NAME)))
 
     def windows_for(self, dy_shape):
         """Per axis ``(start, step, count)``: element ``c`` of ``dy`` lands at ``start + step * c``."""
@@ -338,24 +461,32 @@ class SliceGrad(NamedTuple):
         """Per input axis, the result axis it becomes: the same one."""
         return tuple(range(len(self.offsets)))
 
+    @_in_callers_words
     def describe(self, dtype, shapes):
         name, (dy_shape,), shape = self.NAME, shapes, self.input_shape
         window = self.offsets, self.sizes, self.strides
-        t = data_type(dtype, self.directml_types)
+        t = _type_of(self, dtype)
         if 0 in shape or 0 in dy_shape:
-            _check_rank(name, len(dy_shape), input_shape=shape, **_window_fields(*window))
+            _check_rank(name, len(dy_shape), OutputGradientTensor=shape, **_window_fields(*window))
             empty = [n == 0 or c == 0 for n, c in zip(shape, dy_shape)]
             sizes = tuple(z or 1 if e else z for z, e in zip(self.sizes, empty))
-            SliceGradOperatorDesc(
-                _tensor(t, _filled(dy_shape)),
-                _tensor(t, _room(shape, self.offsets, sizes, empty)),
-                self.offsets,
-                sizes,
-                self.strides,
-                feature_level=self.feature_level,
-            )
+            _tensor(t, _filled(shape), "OutputGradientTensor")  # the result's own rules
+            with _stand_in("OutputGradientTensor", empty):
+                SliceGradOperatorDesc(
+                    _tensor(t, _filled(dy_shape), "InputGradientTensor"),
+                    _tensor(t, _room(shape, self.offsets, sizes, empty), "OutputGradientTensor"),
+                    self.offsets,
+                    sizes,
+                    self.strides,
+                    feature_level=self.feature_level,
+                )
             return Description(None, (shape,), zeros=0 not in shape)
-        desc = SliceGradOperatorDesc(_tensor(t, dy_shape), _tensor(t, shape), *window, feature_level=self.feature_level)
+        desc = SliceGradOperatorDesc(
+            _tensor(t, dy_shape, "InputGradientTensor"),
+            _tensor(t, shape, "OutputGradientTensor"),
+            *window,
+            feature_level=self.feature_level,
+        )
         return Description(desc, (shape,))
 
     def words(self):
@@ -377,33 +508,64 @@ class Split(NamedTuple):
 
     function = "split"
     ARGUMENT = "x"
-    NAME = "Split"
+    NAME = "split"
     MANY_RESULTS = True  # a list of parts, in one allocation
 
     @classmethod
-    def of(cls, shape, split_sizes, axis=0, feature_level=None, directml_types=True):
+    def of(
+        cls,
+        shape,
+        positional=(),
+        split_sizes=None,
+        parts=None,
+        axis=0,
+        feature_level=None,
+        directml_types=True,
+    ):
+        """As ``split(x, *positional, split_sizes=, parts=, axis=)`` takes them: the sizes of
+        the parts, or their number, by name (``split_sizes=`` an integer is a number too)."""
         name = cls.NAME
-        axis = normalize_axis(axis, len(_ranked(name, shape)), name)
+        if positional:
+            raise messages.positional(name, positional)
+        if (split_sizes is None) == (parts is None):
+            given = "both" if parts is not None else "neither"
+            raise TypeError(
+                f"{name}: pass split_sizes= (the size of each part) or parts= (a number of equal parts); got {given}"
+            )
+        axis = normalize_axis(axis, len(_ranked(name, shape, verb="split")), name)
         n = shape[axis]
-        if type(split_sizes) is int or (
+        count, field = (parts, "parts") if parts is not None else (split_sizes, "split_sizes")
+        if parts is not None or (
             isinstance(split_sizes, (int, np.integer)) and not isinstance(split_sizes, (bool, np.bool_))
         ):
-            parts = int(split_sizes)
-            if parts < 1 or n % parts:
-                raise ValueError(
-                    f"{name}: axis {axis} of size {n} does not divide into {parts} equal parts; pass the sizes"
+            if hasattr(count, "__iter__") and not isinstance(count, (str, bytes)):
+                raise TypeError(
+                    f"{name}: parts = {shown_value(count)} must be an integer (a number of equal parts), not "
+                    f"{type(count).__name__}; the size of each part goes in split_sizes="
                 )
-            sizes = (n // parts,) * parts
+            count = as_int(count, field, name, "an integer (a number of equal parts)", shown=True)
+            if count < 1:
+                raise ValueError(f"{name}: {field} = {count} must be at least 1")
+            if n % count:
+                raise ValueError(
+                    f"{name}: {field} = {count}: x.shape[{axis}] = {n} does not divide into {count} equal parts; "
+                    f"pass split_sizes= for parts of other sizes (cudadml.numpy.array_split(x, {count}) makes "
+                    "parts that differ by at most 1, as NumPy's does)"
+                )
+            sizes = (n // count,) * count
         else:
-            sizes = int_tuple(split_sizes, "split_sizes", name)
-            if any(s < 0 for s in sizes):
-                raise ValueError(f"{name}: split_sizes {sizes} has a negative size")
-        return _new(cls, (axis, sizes, *options(feature_level, directml_types)))
+            sizes = int_tuple(split_sizes, "split_sizes", name, shown=True)
+            negative = [k for k, size in enumerate(sizes) if size < 0]
+            if negative:
+                k = negative[0]
+                raise ValueError(f"{name}: split_sizes[{k}] = {sizes[k]} must not be negative")
+        return _new(cls, (axis, sizes, *options(feature_level, directml_types, cls.NAME)))
 
     def results(self, shape):
         axis = self.axis
         return tuple((*shape[:axis], s, *shape[axis + 1 :]) for s in self.sizes)
 
+    @_in_callers_words
     def describe(self, dtype, shapes):
         (shape,) = shapes
         total, axis = sum(self.sizes), self.axis
@@ -412,17 +574,21 @@ class Split(NamedTuple):
             raise DescriptorError([f"{self.NAME}: OutputTensors' Sizes[{axis}] sum to {total}, not {whole}"])
         parts = self.results(shape)
         bound = tuple(k for k, s in enumerate(parts) if 0 not in s)  # DirectML tensors cannot be empty
-        t = data_type(dtype, self.directml_types)
+        t = _type_of(self, dtype)
         if not bound:
             filled = [_filled(s) for s in parts]
             side = _filled(shape)  # no parts: x's own sizes (and DirectML refuses an OutputCount of 0)
             whole = (*side[: self.axis], sum(s[self.axis] for s in filled) or side[self.axis], *side[self.axis + 1 :])
             SplitOperatorDesc(
-                _tensor(t, whole), [_tensor(t, s) for s in filled], self.axis, feature_level=self.feature_level
+                _tensor(t, whole),
+                [_tensor(t, s, f"OutputTensors[{k}]") for k, s in enumerate(filled)],
+                self.axis,
+                feature_level=self.feature_level,
             )
             return Description(None, parts, bound_outputs=())
-        outs = [_tensor(t, parts[k]) for k in bound]
-        desc = SplitOperatorDesc(_tensor(t, shape), outs, self.axis, feature_level=self.feature_level)
+        whole = _tensor(t, shape)  # x's rules first: its parts' follow from them
+        outs = [_tensor(t, parts[k], f"OutputTensors[{j}]") for j, k in enumerate(bound)]
+        desc = SplitOperatorDesc(whole, outs, self.axis, feature_level=self.feature_level)
         return Description(desc, parts, bound_outputs=bound)
 
     def words(self):
@@ -438,34 +604,45 @@ class Join(NamedTuple):
 
     function = "join"
     ARGUMENT = "xs"
-    NAME = "Join"
+    NAME = "join"
 
     @classmethod
     def of(cls, shape, axis=0, feature_level=None, directml_types=True):
         """``shape``: the first array's (the others are checked by ``describe``)."""
         name = cls.NAME
         if len(shape) == 0:
-            raise ValueError(f"{name}: a 0-dimensional array has nothing to join")
-        return _new(cls, (normalize_axis(axis, len(shape), name), *options(feature_level, directml_types)))
+            raise ValueError(f"{name}: xs[0] is a 0-dimensional array (shape ()), which has nothing to join")
+        return _new(cls, (normalize_axis(axis, len(shape), name), *options(feature_level, directml_types, cls.NAME)))
 
+    @_in_callers_words
     def describe(self, dtype, shapes):
         name, axis, ndim = self.NAME, self.axis, len(shapes[0])
-        if any(len(s) != ndim for s in shapes):
-            raise ValueError(f"{name}: arrays of different ranks {[len(s) for s in shapes]}")
+        for k, s in enumerate(shapes):
+            if len(s) != ndim:
+                raise ValueError(f"{name}: xs[{k}].ndim = {len(s)} differs from xs[0].ndim = {ndim}")
         out_shape = (*shapes[0][:axis], sum(s[axis] for s in shapes), *shapes[0][axis + 1 :])
         bound = tuple(k for k, s in enumerate(shapes) if 0 not in s)
         if not bound:  # nothing to move; the shapes must still agree, as NumPy requires
             for k, s in enumerate(shapes):
-                if any(s[d] != shapes[0][d] for d in range(ndim) if d != axis):
-                    raise ValueError(f"{name}: xs[{k}] has shape {s}, xs[0] {shapes[0]}: only axis {axis} may differ")
+                for d in range(ndim):
+                    if d != axis and s[d] != shapes[0][d]:
+                        raise ValueError(
+                            f"{name}: xs[{k}].shape[{d}] = {s[d]} differs from xs[0].shape[{d}] = {shapes[0][d]} "
+                            f"(only axis {axis} may differ)"
+                        )
             filled = [_filled(s) for s in shapes]
             whole = (*filled[0][:axis], sum(s[axis] for s in filled), *filled[0][axis + 1 :])
-            t = data_type(dtype, self.directml_types)
-            JoinOperatorDesc([_tensor(t, s) for s in filled], _tensor(t, whole), axis, feature_level=self.feature_level)
+            t = _type_of(self, dtype)
+            JoinOperatorDesc(
+                [_tensor(t, s, f"InputTensors[{k}]") for k, s in enumerate(filled)],
+                _tensor(t, whole, "OutputTensor"),
+                axis,
+                feature_level=self.feature_level,
+            )
             return Description(None, (out_shape,), bound_inputs=())
-        t = data_type(dtype, self.directml_types)
-        ins = [_tensor(t, shapes[k]) for k in bound]
-        desc = JoinOperatorDesc(ins, _tensor(t, out_shape), axis, feature_level=self.feature_level)
+        t = _type_of(self, dtype)
+        ins = [_tensor(t, shapes[k], f"InputTensors[{j}]") for j, k in enumerate(bound)]
+        desc = JoinOperatorDesc(ins, _tensor(t, out_shape, "OutputTensor"), axis, feature_level=self.feature_level)
         return Description(desc, (out_shape,), bound_inputs=bound)
 
     def words(self):
@@ -489,25 +666,37 @@ class StridedSlice(NamedTuple):
     def of(cls, shape, key, feature_level=None, directml_types=True):
         if not shape:
             _ranked(cls.NAME, shape)
+        # An index NumPy refuses is refused as NumPy words it, naming the key.
         if feature_level is None and directml_types is True:  # the common case, without a call
-            return _strided_slice(index_key(key), shape, _NEWEST, True)
-        return _strided_slice(index_key(key), shape, *options(feature_level, directml_types))
+            try:
+                return _strided_slice(index_key(key), shape, _NEWEST, True)
+            except (IndexError, TypeError, ValueError) as e:
+                raise _of_key(cls.NAME, key, e) from None
+        level, directml_types = options(feature_level, directml_types, cls.NAME)
+        try:
+            return _strided_slice(index_key(key), shape, level, directml_types)
+        except (IndexError, TypeError, ValueError) as e:
+            raise _of_key(cls.NAME, key, e) from None
 
+    @_in_callers_words
     def describe(self, dtype, shapes):
         (shape,), result_shape = shapes, self.result_shape
-        t = data_type(dtype, self.directml_types)
+        t = _type_of(self, dtype)
         if 0 in result_shape:
             windows = _filled_windows(self.windows)
             Slice1OperatorDesc(
                 _tensor(t, _filled(shape)),
-                _tensor(t, tuple(c for _, _, c in windows)),
+                _tensor(t, tuple(c for _, _, c in windows), "OutputTensor"),
                 *window_params(windows),
                 feature_level=self.feature_level,
             )
             return Description(None, (result_shape,))
         counts = tuple(c for _, _, c in self.windows)
         desc = Slice1OperatorDesc(
-            _tensor(t, shape), _tensor(t, counts), *window_params(self.windows), feature_level=self.feature_level
+            _tensor(t, shape),
+            _tensor(t, counts, "OutputTensor"),
+            *window_params(self.windows),
+            feature_level=self.feature_level,
         )
         return Description(desc, (result_shape,), output_axes=self.axis_map)
 
@@ -517,6 +706,11 @@ class StridedSlice(NamedTuple):
             result_shape=(*self.result_shape, 2),
             axis_map=(*self.axis_map, len(self.result_shape)),
         )
+
+
+def _of_key(name, key, error):
+    """``error``, raised reading ``key`` (as NumPy raises it), naming the call and the key."""
+    return type(error)(f"{name}: key {shown_value(key)}: {error}")
 
 
 def _filled_windows(windows):
@@ -549,29 +743,45 @@ class StridedSliceGrad(NamedTuple):
     @classmethod
     def of(cls, dy_shape, input_shape, key, feature_level=None, directml_types=True):
         name = cls.NAME
-        input_shape = int_tuple(input_shape, "input_shape", name)
+        input_shape = int_tuple(input_shape, "input_shape", name, shown=True)
         if not input_shape:
-            raise ValueError(f"{name}: a 0-dimensional input has nothing to slice")
-        windows, result_shape, axis_map = parse_key(index_key(key), input_shape)
+            raise ValueError(f"{name}: input_shape = () is 0-dimensional, which has nothing to slice")
+        negative = [i for i, n in enumerate(input_shape) if n < 0]
+        if negative:  # as NumPy refuses a negative dimension: before the key is read against it
+            i = negative[0]
+            raise ValueError(f"{name}: input_shape[{i}] = {input_shape[i]} must not be negative")
+        try:
+            windows, result_shape, axis_map = parse_key(index_key(key), input_shape)
+        except (IndexError, TypeError, ValueError) as e:
+            raise _of_key(name, key, e) from None
         if tuple(dy_shape) != result_shape:
-            raise ValueError(f"{name}: dy has shape {tuple(dy_shape)}; x[key] has shape {result_shape}")
-        return _new(cls, (input_shape, windows, result_shape, axis_map, *options(feature_level, directml_types)))
+            raise ValueError(
+                f"{name}: dy has shape {tuple(dy_shape)}; x[key] has shape {result_shape} (x of input_shape "
+                f"{input_shape})"
+            )
+        return _new(
+            cls, (input_shape, windows, result_shape, axis_map, *options(feature_level, directml_types, cls.NAME))
+        )
 
+    @_in_callers_words
     def describe(self, dtype, shapes):
         shape, result_shape = self.input_shape, self.result_shape
-        t = data_type(dtype, self.directml_types)
+        t = _type_of(self, dtype)
         if 0 in shape or 0 in result_shape:
             windows = _filled_windows(self.windows)
             SliceGradOperatorDesc(
-                _tensor(t, tuple(c for _, _, c in windows)),
-                _tensor(t, _filled(shape)),
+                _tensor(t, tuple(c for _, _, c in windows), "InputGradientTensor"),
+                _tensor(t, _filled(shape), "OutputGradientTensor"),
                 *window_params(windows),
                 feature_level=self.feature_level,
             )
             return Description(None, (shape,), zeros=0 not in shape)
         counts = tuple(c for _, _, c in self.windows)
         desc = SliceGradOperatorDesc(
-            _tensor(t, counts), _tensor(t, shape), *window_params(self.windows), feature_level=self.feature_level
+            _tensor(t, counts, "InputGradientTensor"),
+            _tensor(t, shape, "OutputGradientTensor"),
+            *window_params(self.windows),
+            feature_level=self.feature_level,
         )
         return Description(desc, (shape,), input_axes=self.axis_map)
 
@@ -607,19 +817,26 @@ def _window_array(value, field, name, d):
     if a.size == 0:  # no windows: [] or an (0, d) array
         return a.astype(np.int64).reshape(0, d) if a.shape == (0,) else a.astype(np.int64)
     if a.dtype.kind == "O":
-        flat = [as_int(v, f"{field}[...]", name) for v in a.ravel()]
+        flat = [as_int(v, f"{field}{_at(at)}", name, shown=True) for at, v in np.ndenumerate(a)]
         if all(-(2**63) <= v < 2**63 for v in flat):
             return np.array(flat, np.int64).reshape(a.shape)
         return np.array(flat, object).reshape(a.shape)
     if a.dtype.kind not in "iu":
-        raise TypeError(f"{name}: {field} must hold integers, not {a.dtype}")
-    if isinstance(value, (list, tuple)) and any(
-        isinstance(v, (bool, np.bool_)) for v in np.asarray(value, dtype=object).ravel()
-    ):  # NumPy reads True among ints as 1; a bool is no integer here, as everywhere else
-        raise TypeError(f"{name}: {field} must hold integers, not bool")
+        at = next(iter(np.ndindex(a.shape)))
+        raise TypeError(f"{name}: {field} must hold integers, not {a.dtype} ({field}{_at(at)} = {a[at]!r})")
+    if isinstance(value, (list, tuple)):
+        given = np.asarray(value, dtype=object)
+        for at, v in np.ndenumerate(given):
+            if isinstance(v, (bool, np.bool_)):  # NumPy reads True among ints as 1; a bool is no integer here
+                raise TypeError(f"{name}: {field} must hold integers, not bool ({field}{_at(at)} = {v!r})")
     if a.dtype == np.uint64 and a.max() >= 2**63:
         return a.astype(object)
     return a.astype(np.int64, copy=False)
+
+
+def _at(index):
+    """``[1][0]``: where an element is, as the caller indexes nested lists (or arrays)."""
+    return "".join(f"[{j}]" for j in index)
 
 
 def _rows(a, field, name, n, d, shared_ok):
@@ -631,13 +848,44 @@ def _rows(a, field, name, n, d, shared_ok):
 
 
 @functools.lru_cache(maxsize=256)
-def _shared_rules(name, t, bounds, feature_level):
-    """SLICE1's rules of the tensors (ranks, types, feature level), on a window of all of x."""
-    try:
-        whole = _tensor(t, bounds)
-        Slice1OperatorDesc(whole, whole, (0,) * len(bounds), bounds, (1,) * len(bounds), feature_level=feature_level)
-    except DescriptorError as e:
-        raise DescriptorError([f"{name}: {m.removeprefix('Slice1: ')}" for m in e.violations]) from None
+def _shared_rules(t, bounds, feature_level):
+    """SLICE1's rules of the tensors (ranks, types, feature level), on a window of all of x;
+    ``DescriptorError`` in DirectML's words (``Slice1Batch._said`` says them the caller's way)."""
+    whole = _tensor(t, bounds)
+    Slice1OperatorDesc(whole, whole, (0,) * len(bounds), bounds, (1,) * len(bounds), feature_level=feature_level)
+
+
+def _windows_of(name, source, shape, positional, offsets, sizes, strides, per_sample):
+    """Many windows' arguments, normalised: ``(offsets, sizes, strides, per_sample)`` of
+    windows on an array of ``shape`` (the argument ``source``: ``x``, or the gradient's
+    ``input_shape``)."""
+    if positional:
+        raise messages.positional(name, positional)
+    _required(offsets, "window_offsets", name, "an (N, d) array of integers: a row per window")
+    _required(sizes, "window_sizes", name, "one row of integers for every window, or one per window")
+    if per_sample is not True and per_sample is not False and not isinstance(per_sample, np.bool_):
+        raise TypeError(
+            f"{name}: per_sample = {shown_value(per_sample)} must be a bool, not {type(per_sample).__name__}"
+        )
+    per_sample = bool(per_sample)
+    d = len(shape) - per_sample
+    if d < 1:
+        raise ValueError(
+            f"{name}: {source} has {len(shape)} dimension(s); windows need at least one"
+            + (" besides the sample axis (per_sample=True)" if per_sample else "")
+        )
+    offsets = _window_array(offsets, "window_offsets", name, d)
+    if offsets.ndim != 2 or offsets.shape[1] != d:
+        raise ValueError(f"{name}: window_offsets has shape {offsets.shape}; it must be (N, {d}): {d} per window")
+    n = len(offsets)
+    if per_sample and n != shape[0]:
+        raise ValueError(
+            f"{name}: {n} windows for {source} of {shape[0]} samples (per_sample=True takes one per sample)"
+        )
+    sizes = _rows(_window_array(sizes, "window_sizes", name, d), "window_sizes", name, n, d, True)
+    strides = np.ones(d, np.int64) if strides is None else _window_array(strides, "window_strides", name, d)
+    strides = _rows(strides, "window_strides", name, n, d, True)
+    return offsets, sizes, strides, per_sample
 
 
 class Slice1Batch(NamedTuple):
@@ -655,27 +903,21 @@ class Slice1Batch(NamedTuple):
     NAME = "slice1_batch"
 
     @classmethod
-    def of(cls, shape, offsets, sizes, strides=None, per_sample=False, feature_level=None, directml_types=True):
-        name = cls.NAME
-        if per_sample is not True and per_sample is not False and not isinstance(per_sample, np.bool_):
-            raise TypeError(f"{name}: per_sample must be a bool, not {type(per_sample).__name__}")
-        per_sample = bool(per_sample)
-        d = len(shape) - per_sample
-        if d < 1:
-            raise ValueError(
-                f"{name}: x has {len(shape)} dimension(s); windows need at least one"
-                + (" besides the sample axis (per_sample=True)" if per_sample else "")
-            )
-        offsets = _window_array(offsets, "window_offsets", name, d)
-        if offsets.ndim != 2 or offsets.shape[1] != d:
-            raise ValueError(f"{name}: window_offsets has shape {offsets.shape}; it must be (N, {d}): {d} per window")
-        n = len(offsets)
-        if per_sample and n != shape[0]:
-            raise ValueError(f"{name}: {n} windows for {shape[0]} samples (per_sample=True takes one per sample)")
-        sizes = _rows(_window_array(sizes, "window_sizes", name, d), "window_sizes", name, n, d, True)
-        strides = np.ones(d, np.int64) if strides is None else _window_array(strides, "window_strides", name, d)
-        strides = _rows(strides, "window_strides", name, n, d, True)
-        return _new(cls, (offsets, sizes, strides, per_sample, *options(feature_level, directml_types)))
+    def of(
+        cls,
+        shape,
+        positional=(),
+        offsets=None,
+        sizes=None,
+        strides=None,
+        per_sample=False,
+        feature_level=None,
+        directml_types=True,
+    ):
+        """As ``slice1_batch(x, *positional, window_offsets=, window_sizes=, window_strides=,
+        per_sample=)`` takes them: the windows by name."""
+        windows = _windows_of(cls.NAME, "x", shape, positional, offsets, sizes, strides, per_sample)
+        return _new(cls, (*windows, *options(feature_level, directml_types, cls.NAME)))
 
     @property
     def shared(self) -> bool:
@@ -697,23 +939,36 @@ class Slice1Batch(NamedTuple):
         (or steps of at most 1) give every window the same, else ``(N, d)``."""
         name, offsets, sizes, strides = self.NAME, self.offsets, self.sizes, self.strides
         n, d = offsets.shape
+        said = dtype  # the messages name the caller's dtype
         if dtype.itemsize == 16 and self.directml_types is False:
             dtype = np.dtype(np.uint64)  # moved as pairs of words (``words``)
-        t = data_type(dtype, self.directml_types)
+        t = _type_of(self, dtype)
         bounds = tuple(shape[1:] if self.per_sample else shape)
         if not n:  # no window: the rules of x, and of the shared sizes and strides, all the same
-            _shared_rules(name, t, _filled(bounds), self.feature_level)
             sizes = sizes if sizes.ndim == 1 else np.ones(d, np.int64)
             strides = strides if strides.ndim == 1 else np.ones(d, np.int64)
             window = (0,) * d, tuple(map(int, sizes)), tuple(map(int, strides))
-            room = _room(_filled(bounds), window[0], [max(z, 1) for z in window[1]], [True] * d)
-            counts = tuple(max(1, (z - 1) // abs(s) + 1) if s else 1 for z, s in zip(window[1], window[2]))
+            # The window's rules on a stand-in x that holds it (sizes past what a tensor holds
+            # are the window's to refuse, not the stand-in's).
+            held = [min(max(z, 1), UINT32_MAX) for z in window[1]]
+            room = _room(_filled(bounds), window[0], held, [True] * d)
+            counts = tuple(max(1, (z - 1) // abs(s) + 1) if s else 1 for z, s in zip(held, window[2]))
             try:
-                Slice1OperatorDesc(_tensor(t, room), _tensor(t, counts), *window, feature_level=self.feature_level)
+                _shared_rules(t, _filled(bounds), self.feature_level)
             except DescriptorError as e:
-                raise DescriptorError([f"{name}: {m.removeprefix('Slice1: ')}" for m in e.violations]) from None
+                raise self._said(e, said) from None
+            try:
+                with _stand_in("InputTensor", [True] * d):
+                    Slice1OperatorDesc(
+                        _tensor(t, room), _tensor(t, counts, "OutputTensor"), *window, feature_level=self.feature_level
+                    )
+            except DescriptorError as e:
+                raise self._said(e, said) from None
             return np.zeros((0, d), np.int64)
-        _shared_rules(name, t, bounds, self.feature_level)  # ranks, types, level: on all of x
+        try:
+            _shared_rules(t, bounds, self.feature_level)  # ranks, types, level: on all of x
+        except DescriptorError as e:
+            raise self._said(e, said) from None
         # Which windows break a rule of their own. The descriptor holds the rules and their
         # messages; it is asked about those windows only (a test keeps the two in step).
         huge = object in (offsets.dtype, sizes.dtype, strides.dtype)  # a value past int64
@@ -730,7 +985,7 @@ class Slice1Batch(NamedTuple):
         ):
             row = (sizes < 1) | (strides == 0) | (strides < INT32_MIN) | (strides > INT32_MAX)
             bad = (offsets < 0) | (offsets > ends - np.maximum(sizes, 1)) | row
-            self._refuse(t, bounds, np.flatnonzero(np.broadcast_to(bad, (n, d)).any(axis=1)))
+            self._refuse(said, t, bounds, np.flatnonzero(np.broadcast_to(bad, (n, d)).any(axis=1)))
         counts = sizes if smallest >= -1 and largest <= 1 else 1 + (sizes - 1) // np.abs(strides)
         if self.shared and counts.ndim == 2 and (counts != counts[0]).any():
             k = int(np.flatnonzero((counts != counts[0]).any(axis=1))[0])
@@ -741,24 +996,33 @@ class Slice1Batch(NamedTuple):
             )
         return counts
 
-    def _refuse(self, t, bounds, broken):
-        """``DescriptorError`` with the descriptor's messages for the first broken windows."""
+    def _refuse(self, dtype, t, bounds, broken):
+        """``DescriptorError`` with the descriptor's messages, in the caller's words, for the
+        first broken windows."""
         name, n, d = self.NAME, *self.offsets.shape
         sizes, strides = np.broadcast_to(self.sizes, (n, d)), np.broadcast_to(self.strides, (n, d))
-        messages = []
+        lines = []
         for k in map(int, broken[:_WINDOWS_SHOWN]):
             window = tuple(tuple(map(int, a[k])) for a in (self.offsets, sizes, strides))
             counts = tuple(max(1, (z - 1) // abs(s) + 1) if s else 1 for z, s in zip(window[1], window[2]))
             try:
-                Slice1OperatorDesc(_tensor(t, bounds), _tensor(t, counts), *window, feature_level=self.feature_level)
+                Slice1OperatorDesc(
+                    _tensor(t, bounds), _tensor(t, counts, "OutputTensor"), *window, feature_level=self.feature_level
+                )
             except DescriptorError as e:
-                messages.extend(f"{name}: window {k}: {m.removeprefix('Slice1: ')}" for m in e.violations)
-        assert messages or not len(broken), "the descriptor accepts a window that the batch check refuses"
+                lines.extend(self._said(e, dtype, k).violations)
+        assert lines or not len(broken), "the descriptor accepts a window that the batch check refuses"
         # (A stride of -2^31, whose magnitude passes INT32_MAX, comes here and breaks nothing.)
         if len(broken) > _WINDOWS_SHOWN:
-            messages.append(f"{name}: and {len(broken) - _WINDOWS_SHOWN} more windows break a rule")
-        if messages:
-            raise DescriptorError(messages)
+            lines.append(f"{name}: and {len(broken) - _WINDOWS_SHOWN} more windows break a rule")
+        if lines:
+            raise DescriptorError(lines)
+
+    def _said(self, error, dtype, window=None):
+        """``error`` in the caller's words: of window ``window`` (None: of every window)."""
+        table = messages.fields(self, window=window)
+        prefix = "" if window is None else f"window {window}: "
+        return messages.reworded(error, self.function, table, prefix=prefix, dtype=dtype)
 
     def shapes(self, dtype, shape):
         """The result shapes: ``(N, *counts)`` for windows of one size, else one per window."""
@@ -811,16 +1075,32 @@ class Slice1BatchGrad(NamedTuple):
     check = Slice1Batch.check
     _check = Slice1Batch._check
     _refuse = Slice1Batch._refuse
+    _said = Slice1Batch._said
     results = Slice1Batch.results
     _counts = Slice1Batch._counts
 
     @classmethod
-    def of(cls, input_shape, offsets, sizes, strides=None, per_sample=False, feature_level=None, directml_types=True):
-        input_shape = int_tuple(input_shape, "input_shape", cls.NAME)
-        if any(n < 0 for n in input_shape):
-            raise ValueError(f"{cls.NAME}: input_shape {input_shape} has a negative size")
-        windows = Slice1Batch.of(input_shape, offsets, sizes, strides, per_sample, feature_level, directml_types)
-        return _new(cls, (input_shape, *windows))
+    def of(
+        cls,
+        input_shape,
+        positional=(),
+        offsets=None,
+        sizes=None,
+        strides=None,
+        per_sample=False,
+        feature_level=None,
+        directml_types=True,
+    ):
+        """As ``slice1_batch_grad(dy, input_shape, *positional, window_offsets=, window_sizes=,
+        window_strides=, per_sample=)`` takes them (``dy`` apart): the windows by name."""
+        name = cls.NAME
+        input_shape = int_tuple(input_shape, "input_shape", name, shown=True)
+        negative = [i for i, n in enumerate(input_shape) if n < 0]
+        if negative:
+            i = negative[0]
+            raise ValueError(f"{name}: input_shape[{i}] = {input_shape[i]} must not be negative")
+        windows = _windows_of(name, "input_shape", input_shape, positional, offsets, sizes, strides, per_sample)
+        return _new(cls, (input_shape, *windows, *options(feature_level, directml_types, cls.NAME)))
 
     def windows(self) -> Slice1Batch:
         """The forward operation."""

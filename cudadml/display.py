@@ -3,12 +3,24 @@
 A picture is drawn from the geometry that runs, not a second formula: a descriptor's windows
 (``windows``: per dimension ``(start, step, count)``, what it lowers to its plan) and SPLIT's and
 JOIN's parts along their axis; an array function's call normalised and validated as the
-function does it (``calls``, ``runner.describe``), whose windows are the descriptor's. Marks are
-made only for the cells drawn, so a picture costs what it shows, whatever the tensor's size.
+function does it (``calls``, ``runner.describe``), whose windows are the descriptor's.
+
+What is drawn follows the windows. The 2-D slices drawn are the first that a window reads (a
+tensor, SPLIT and JOIN: the first slices). A slice of at most ``MAX_ROWS`` by ``MAX_COLUMNS``
+cells is drawn whole, cell by cell; a larger one is drawn whole at a reduced scale (an
+overview, each window outlined on it), and each window at cell scale where its cells are: whole
+where it fits, else its corners (``CORNER`` cells of each side). Many windows
+(``slice1_batch``) are sampled: ``MAX_OUTLINES`` outlined, the count said, and the first few
+of them drawn at cell scale. Marks are made only for the cells drawn at cell scale, and those are
+at most ``MAX_CELLS`` a picture, so a picture costs what it shows, whatever the tensor's size,
+and its SVG is at most ``MAX_BYTES``.
+
 ``Explanation`` draws the result as inline SVG for Jupyter (``_repr_html_``) and as text
-(``repr``): one grid per 2-D slice of the tensor drawn, padding between rows hatched (``#``),
-the cells a window reads numbered in output order, SPLIT and JOIN parts coloured; many windows
-(``slice1_batch``) each outlined and numbered, each cell numbered with the windows that read it.
+(``repr``, the cell-scale parts only): padding between rows hatched (``#``), the cells a window
+reads numbered in output order, SPLIT and JOIN parts coloured; many windows each outlined and
+numbered, each cell numbered with the windows that read it. Window outlines, and nothing else,
+are drawn in ``OUTLINE``; the SVG's groups carry their geometry as ``data-`` attributes (for
+tests that look at a rendered picture).
 """
 
 from __future__ import annotations
@@ -19,6 +31,7 @@ import html
 import inspect
 import itertools
 import math
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -35,17 +48,35 @@ from .tensor import BufferTensorDesc, last_element_index, packed_strides, tensor
 
 __all__ = ["Explanation", "explain"]
 
-#: Most 2-D slices, rows and columns drawn; the rest is cut, and the picture says so.
-MAX_SLICES, MAX_ROWS, MAX_COLUMNS = 8, 24, 24
+#: Most 2-D slices drawn, and most of them drawn with an overview (larger than a cell grid).
+MAX_SLICES, MAX_LARGE_SLICES = 8, 3
+#: A slice of at most MAX_ROWS rows and MAX_COLUMNS cells a row is drawn whole at cell scale; of
+#: a larger slice, a window is drawn whole where it fits in that (with a cell around it), else
+#: CORNER cells of each of its sides.
+MAX_ROWS, MAX_COLUMNS, CORNER = 24, 24, 6
+#: Most cells drawn at cell scale in one picture (what bounds its size and its cost), and most
+#: windows of a slice drawn at cell scale.
+MAX_CELLS, MAX_INSET_WINDOWS = 800, 2
 #: Of many windows (``slice1_batch``): most outlines drawn, and most windows listed in the text.
 MAX_OUTLINES, MAX_LISTED = 24, 8
+#: Most parts named in the colour key (and drawn as bands on an overview).
+MAX_KEYED = 24
+#: The most bytes of a picture's SVG.
+MAX_BYTES = 64 * 1024
 #: Part colours (ColorBrewer Set3), repeating after ten parts.
 PALETTE = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd")
+#: The colour of window outlines, and of nothing else in a picture.
+OUTLINE = "#e6007e"
 _READ = "#cfe3ff"
-_INK = "#1f4e9c"  # outlines and arrows
-_CELL = 26  # SVG cell size in pixels
+_INK = "#1f4e9c"  # window numbers and arrows
+_GREY = "#888888"  # row and column numbers
+_TENSOR = "#f2f2f2"  # an overview's cells
+_CELL = 26  # SVG cell height, and least width, in pixels
 _CHAR = 8  # an upper bound on the width of a character of the 13-pixel font
+_OVERVIEW = 288  # an overview's longest side in pixels
+_MAX_WIDTH = 1000  # pictures side by side wrap past this width
 _SCATTERS = ("slice_grad", "strided_slice_grad")
+_MAX_SKIPPED = 32  # slices of many windows passed over (they show no window not drawn yet) before giving up
 
 
 @dataclasses.dataclass
@@ -60,28 +91,79 @@ class _Grid:
     steps: dict[int, int] = dataclasses.field(default_factory=dict)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Box:
+    """The cells a window reads in one 2-D slice: its first and last row and column read
+    (element coordinates, both read); ``key`` its number among many windows (None for the one
+    window of a copy), ``flips`` whether it reads the rows and the columns backwards."""
+
+    key: int | None
+    rows: tuple[int, int]
+    columns: tuple[int, int]
+    flips: tuple[bool, bool] = (False, False)
+
+
+@dataclasses.dataclass(frozen=True)
+class _View:
+    """Rows ``rows`` and cells ``cells`` (of a row's cells: elements and padding) of a 2-D
+    slice drawn at cell scale: the whole slice, or the part of a window (``group``: which)
+    at ``at`` (row and column) of its arrangement, top left ``(0, 0)``."""
+
+    rows: range
+    cells: range
+    group: int = 0
+    at: tuple[int, int] = (0, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Slice:
+    """A 2-D slice drawn: its leading index, the windows outlined on it, its views at cell scale,
+    and whether it is drawn whole at a reduced scale too (it is larger than one view)."""
+
+    lead: tuple[int, ...]
+    boxes: tuple[_Box, ...]
+    views: tuple[_View, ...]
+    overview: bool
+
+
 @dataclasses.dataclass
 class _Outlines:
-    """The windows outlined in a picture of many windows: per 2-D slice drawn (`_layout`'s
-    ``leads``), ``(window, (first row, last row), (first column, last column), (rows flipped,
-    columns flipped))`` of each window outlined there, clipped to the cells drawn; and how many
-    outlines were left out (past ``MAX_OUTLINES``) and how many windows read no cell drawn."""
+    """The windows outlined in a picture of many windows: per 2-D slice drawn, ``(window,
+    (first row, last row), (first column, last column), (rows flipped, columns flipped))`` of
+    each window outlined there (the rows and columns it reads in that slice); how many windows
+    that read a slice drawn were left out there (past ``MAX_OUTLINES``), and how many windows
+    read no slice drawn."""
 
     boxes: list[list[tuple[int, tuple[int, int], tuple[int, int], tuple[bool, bool]]]]
     left_out: int
     unseen: int
 
     @property
+    def drawn(self) -> int:
+        """How many windows are outlined."""
+        return len({box[0] for boxes in self.boxes for box in boxes})
+
+    @property
     def cut(self) -> list[str]:
-        """What the text says was left out (it outlines nothing, so only the windows unseen)."""
-        return [f"{self.unseen} windows read no cell drawn"] if self.unseen else []
+        """What the text says was left out."""
+        return [f"{self.unseen} windows read no 2-D slice drawn"] if self.unseen else []
+
+
+@dataclasses.dataclass(frozen=True)
+class _Bands:
+    """SPLIT's or JOIN's parts along ``axis``: part ``k`` covers ``extents[k]`` coordinates from
+    ``starts[k]``."""
+
+    axis: int
+    starts: tuple[int, ...]
+    extents: tuple[int, ...]
 
 
 class Explanation:
     """A picture of what an operator does, made by `explain`.
 
-    ``repr()`` gives it as text, one grid per 2-D slice; in Jupyter ``_repr_html_`` draws it
-    as inline SVG.
+    ``repr()`` gives it as text, the parts drawn at cell scale; in Jupyter ``_repr_html_`` draws
+    it as inline SVG, at most ``MAX_BYTES``.
 
     Parameters
     ----------
@@ -91,18 +173,22 @@ class Explanation:
         The tensor drawn and its marks.
     legend : list of str
         Lines under the title that say what the marks mean.
+    layout : _Layout
+        How the tensor's 2-D slices are laid out in cells.
+    slices : list of _Slice
+        The 2-D slices drawn, each with the windows outlined on it and its views at cell scale.
     parts : list of str, optional
         For SPLIT and JOIN, the name of each part (its colour's key).
-    outline : bool, default False
-        Whether to outline the marked cells of each slice (the window of a slice).
+    bands : _Bands, optional
+        For SPLIT and JOIN, the parts along their axis (drawn on an overview).
     outlines : _Outlines, optional
-        For many windows (``slice1_batch``), the windows to outline, number and give arrows
+        For many windows (``slice1_batch``), the windows outlined, numbered and given arrows
         where they flip a drawn axis.
 
     Examples
     --------
     >>> import cudadml as cd
-    >>> cd.explain(cd.split, (2, 3), [1, 2], axis=1)
+    >>> cd.explain(cd.split, (2, 3), split_sizes=[1, 2], axis=1)
     cd.split: x (2, 3) -> 2 parts along axis 1
     each cell shows the part it goes to
     part 0: (2, 1)
@@ -117,43 +203,39 @@ class Explanation:
         title: str,
         grid: _Grid,
         legend: list[str],
+        layout: _Layout,
+        slices: list[_Slice],
         parts: list[str] | None = None,
-        outline=False,
+        bands: _Bands | None = None,
         outlines: _Outlines | None = None,
     ):
-        self.title, self.grid, self.legend, self.parts, self.outline = title, grid, legend, parts or [], outline
-        self.outlines = outlines
+        self.title, self.grid, self.legend, self.layout, self.slices = title, grid, legend, layout, slices
+        self.parts, self.bands, self.outlines = parts or [], bands, outlines
 
-    def _slices(self):
-        """``(caption, rows)`` per 2-D slice drawn; a row is a list of ``(label, part, kind)``
-        cells, kind "mark", "empty" or "padding"; and the lines saying what was cut."""
-        sizes, strides = self.grid.sizes, self.grid.strides
-        lay = _layout(sizes, strides)
-        n_rows, n_cols, pitched, width = lay.rows, lay.columns, lay.pitched, lay.width
-        cut = []
-        if lay.slices > MAX_SLICES:
-            cut.append(f"{lay.slices - MAX_SLICES} more 2-D slices not drawn")
-        if n_rows > MAX_ROWS:
-            cut.append(f"rows {MAX_ROWS} to {n_rows - 1} not drawn")
-        if width > MAX_COLUMNS:
-            cut.append(f"columns {MAX_COLUMNS} to {width - 1} not drawn")
-        slices = []
-        for index in lay.leads:
-            base = sum(i * s for i, s in zip(index, strides))
-            rows = []
-            for r in lay.drawn_rows:
-                row = []
-                for j in range(min(width, MAX_COLUMNS)):
-                    if pitched and (j % lay.column_stride or j // lay.column_stride >= n_cols):
-                        row.append(("#", None, "padding"))
-                        continue
-                    offset = base + r * lay.row_stride + (j if pitched else j * lay.column_stride)
-                    label, part = self.grid.marks.get(offset, (".", None))
-                    row.append((label, part, "empty" if label == "." else "mark"))
-                rows.append(row)
-            caption = f"[{', '.join(map(str, index))}, :, :]" if len(sizes) > 2 else ""
-            slices.append((caption, rows))
-        return slices, cut, pitched
+    # ---- what is drawn, as text and as SVG ------------------------------------------------------
+
+    def _cells(self, lead, view):
+        """The rows of ``view`` of the slice at ``lead``: a row is a list of ``(label, part,
+        kind)`` cells, kind "mark", "empty" or "padding"."""
+        lay, marks = self.layout, self.grid.marks
+        base = sum(i * s for i, s in zip(lead, self.grid.strides))
+        rows = []
+        for r in view.rows:
+            row = []
+            for j in view.cells:
+                if lay.pitched and (j % lay.column_stride or j // lay.column_stride >= lay.columns):
+                    row.append(("#", None, "padding"))
+                    continue
+                label, part = marks.get(
+                    base + r * lay.row_stride + (j if lay.pitched else j * lay.column_stride), (".", None)
+                )
+                row.append((label, part, "empty" if label == "." else "mark"))
+            rows.append(row)
+        return rows
+
+    def _key(self):
+        """The colour key's entries: the first ``MAX_KEYED`` parts, and how many more there are."""
+        return self.parts[:MAX_KEYED], max(0, len(self.parts) - MAX_KEYED)
 
     def _axes_line(self):
         """How the two drawn axes are read: "rows: axis 2, step -2 (upwards)"."""
@@ -166,103 +248,112 @@ class Explanation:
         others = [f"axis {a}: step {s}" for a, s in sorted(self.grid.steps.items()) if a < n - 2]
         return "; ".join(words + others)
 
+    def _caption(self, lead):
+        return f"[{', '.join(map(str, lead))}, :, :]" if len(self.grid.sizes) > 2 else ""
+
+    @property
+    def cut(self) -> list[str]:
+        """The lines that say what was not drawn."""
+        more = self.layout.slices - len(self.slices)
+        lines = [f"{more} more 2-D slices not drawn"] if more > 0 else []
+        return lines + (self.outlines.cut if self.outlines else [])
+
     def __repr__(self) -> str:
-        slices, cut, _ = self._slices()
-        lines = [self.title, *self.legend, *self.parts]
+        keyed, more = self._key()
+        lines = [self.title, *self.legend, *keyed, *([f"... and {more} more parts"] if more else [])]
         axes = self._axes_line()
         if axes:
             lines.append(axes)
-        for caption, rows in slices:
+        lay = self.layout
+        for s in self.slices:
+            caption = self._caption(s.lead)
             if caption:
                 lines.append(caption)
-            ncols = len(rows[0])
-            width = max(len(str(ncols - 1)), *(len(label) for row in rows for label, _, _ in row))
-            margin = len(str(len(rows) - 1)) + 2
-            lines.append(" " * margin + " ".join(f"{j:>{width}}" for j in range(ncols)).rstrip())
-            for r, row in enumerate(rows):
-                cells = " ".join(f"{label:>{width}}" for label, _, _ in row)
-                lines.append(f"{r:<{margin}}{cells}".rstrip())
-        return "\n".join(lines + cut + (self.outlines.cut if self.outlines else []))
+            for view in s.views:
+                rows = self._cells(s.lead, view)
+                if not rows or not view.cells:
+                    lines.append("(no cells)")
+                    continue
+                if s.overview:
+                    lines.append(
+                        f"rows {view.rows[0]} to {view.rows[-1]}, columns {view.cells[0]} to {view.cells[-1]} "
+                        f"of {lay.rows} x {lay.width}"
+                    )
+                width = max(len(str(view.cells[-1])), *(len(label) for row in rows for label, _, _ in row))
+                margin = len(str(view.rows[-1])) + 2
+                lines.append(" " * margin + " ".join(f"{j:>{width}}" for j in view.cells).rstrip())
+                for r, row in zip(view.rows, rows):
+                    cells = " ".join(f"{label:>{width}}" for label, _, _ in row)
+                    lines.append(f"{r:<{margin}}{cells}".rstrip())
+        return "\n".join(lines + self.cut)
 
     def _repr_html_(self) -> str:
         return self.svg
 
     @property
     def svg(self) -> str:
-        """The picture as an SVG document (presentation attributes only, no style sheet)."""
-        slices, cut, _ = self._slices()
-        axes = self._axes_line()
+        """The picture as an SVG document (presentation attributes only, no style sheet), at most
+        ``MAX_BYTES``: the cell-scale views that would pass that are left out, and said so."""
         out, y, width = [], 18, 0
+        axes = self._axes_line()
         for line in [self.title, *self.legend, *([axes] if axes else [])]:
             out.append(_text(4, y, line, "start", **({"font-weight": "bold"} if line is self.title else {})))
             width, y = max(width, _CHAR * len(line) + 8), y + 18
-        key = 26 + _CHAR * max(map(len, self.parts), default=0)  # the width of one entry of the colour key
-        for k, name in enumerate(self.parts):  # the colour key: six to a line
+        keyed, more = self._key()
+        key = 26 + _CHAR * max(map(len, keyed), default=0)  # the width of one entry of the colour key
+        for k, name in enumerate(keyed):  # the colour key: six to a line
             x = 4 + (k % 6) * key
             out.append(f'<rect x="{x}" y="{y - 11}" width="14" height="14" fill="{_colour(k)}" stroke="#555555"/>')
             out.append(_text(x + 18, y, name, "start"))
             width = max(width, x + key)
-            if k % 6 == 5 or k == len(self.parts) - 1:
+            if k % 6 == 5 or k == len(keyed) - 1:
                 y += 20
-        n = len(self.grid.sizes)
-        row_step, column_step = self.grid.steps.get(n - 2), self.grid.steps.get(n - 1)
-        for s, (caption, rows) in enumerate(slices):
+        if more:
+            out.append(_text(4, y, f"... and {more} more parts", "start"))
+            y += 20
+        size, left_out = sum(map(len, out)), 0
+        groups = [_groups(self, s) for s in self.slices]
+        # Overviews beside the views where they all leave room for one, else above them; one size.
+        room = min((_MAX_WIDTH - sum(w + 24 for w, _, _ in g) - 4 for g in groups), default=_MAX_WIDTH)
+        for s, blocks in zip(self.slices, groups):
+            caption = self._caption(s.lead)
             if caption:
-                out.append(_text(4, y + 14, caption, "start"))
-                y += 20
-            x0, y0 = 30, y + 14
-            right, bottom = x0 + len(rows[0]) * _CELL, y0 + len(rows) * _CELL
-            for j in range(len(rows[0])):
-                out.append(_text(x0 + (j + 0.5) * _CELL, y + 10, j, fill="#888888", **{"font-size": 11}))
-            for r, row in enumerate(rows):
-                top = y0 + r * _CELL
-                out.append(_text(x0 - 6, top + _CELL / 2 + 4, r, "end", fill="#888888", **{"font-size": 11}))
-                for j, (label, part, kind) in enumerate(row):
-                    left = x0 + j * _CELL
-                    fill = {"padding": "url(#padding)", "empty": "#ffffff"}.get(kind, _colour(part))
-                    out.append(
-                        f'<rect x="{left}" y="{top}" width="{_CELL}" height="{_CELL}" fill="{fill}" stroke="#999999"/>'
-                    )
-                    if kind == "mark":
-                        out.append(_text(left + _CELL / 2, top + _CELL / 2 + 4, label))
-            box = _bounding_box(rows) if self.outline else None
-            if box:
-                out.append(_box(x0, y0, *box))
-            for k, (r0, r1), (c0, c1), (up, leftwards) in self.outlines.boxes[s] if self.outlines else ():
-                # A window: its outline, its number in the top left corner, and an arrow along
-                # each drawn axis it reads backwards (up the right edge, left along the bottom).
-                left, top, far, low = x0 + c0 * _CELL, y0 + r0 * _CELL, x0 + (c1 + 1) * _CELL, y0 + (r1 + 1) * _CELL
-                out.append(_box(x0, y0, (r0, r1), (c0, c1)))
-                out.append(f'<rect x="{left}" y="{top}" width="{3 + 6 * len(str(k))}" height="10" fill="{_INK}"/>')
-                out.append(_text(left + 1.5, top + 8.5, k, "start", fill="#ffffff", **{"font-size": 9}))
-                if up:
-                    out.append(_arrow(far - 5, low - 4, far - 5, top + 12))
-                if leftwards:
-                    out.append(_arrow(far - 4, low - 5, left + 4, low - 5))
-            # Arrows in the direction each drawn axis is read: up or left where the step is negative.
-            if row_step and len(rows) > 1:
-                ends = (y0 + 4, bottom - 4) if row_step > 0 else (bottom - 4, y0 + 4)
-                out.append(_arrow(right + 10, ends[0], right + 10, ends[1]))
-            if column_step and len(rows[0]) > 1:
-                ends = (x0 + 4, right - 4) if column_step > 0 else (right - 4, x0 + 4)
-                out.append(_arrow(ends[0], bottom + 8, ends[1], bottom + 8))
-            width, y = max(width, right + 24), bottom + 22
-        if self.outlines:
-            cut = cut + self.outlines.cut
-            if self.outlines.left_out:
-                cut.append(f"{self.outlines.left_out} more window outlines not drawn (at most {MAX_OUTLINES})")
+                out.append(
+                    _text(4, y + 14, caption + (f" ({self.layout.rows} x {self.layout.width})" * s.overview), "start")
+                )
+                y += 22
+            if s.overview:
+                blocks = [_overview(self, s, room), *blocks]
+            x, shelf = 4, 0
+            for w, h, draw in blocks:
+                if x > 4 and x + w > _MAX_WIDTH:
+                    x, y, shelf = 4, y + shelf + 16, 0
+                piece = draw(x, y)
+                if size + len(piece) > MAX_BYTES - 4096:  # room for the document's head and last lines
+                    left_out += 1
+                    continue
+                out.append(piece)
+                size += len(piece)
+                x, shelf, width = x + w + 24, max(shelf, h), max(width, x + w)
+            y += shelf + 12
+        cut = self.cut + (
+            [f"{left_out} parts of the picture not drawn (at most {MAX_BYTES} bytes)"] if left_out else []
+        )
         for line in cut:
             out.append(_text(4, y + 4, line, "start", **{"font-style": "italic"}))
             width, y = max(width, _CHAR * len(line) + 8), y + 18
         head = (
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y}" font-family="sans-serif" '
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 4}" height="{y}" font-family="sans-serif" '
             'font-size="13"><defs><pattern id="padding" width="6" height="6" patternUnits="userSpaceOnUse">'
             '<rect width="6" height="6" fill="#eeeeee"/><path d="M0,6 L6,0" stroke="#aaaaaa"/></pattern>'
             f'<marker id="arrowhead" markerWidth="8" markerHeight="8" refX="6" refY="4" orient="auto">'
             f'<path d="M0,0 L8,4 L0,8 z" fill="{_INK}"/></marker></defs>'
             '<rect width="100%" height="100%" fill="#ffffff"/>'
         )
-        return "".join([head, *out, "</svg>"])  # one join: a second copy of a large picture costs megabytes
+        return "".join([head, *out, "</svg>"])  # one join: a second copy of a large picture costs what it weighs
+
+
+# ---- SVG pieces ------------------------------------------------------------------------------------
 
 
 def _text(x, y, text, anchor="middle", **attributes):
@@ -270,7 +361,16 @@ def _text(x, y, text, anchor="middle", **attributes):
     text = html.escape(str(text))
     if not text.isascii():  # as character references, "…" keeps the document ASCII: a byte a character, not two
         text = text.encode("ascii", "xmlcharrefreplace").decode("ascii")
-    return f'<text x="{x}" y="{y}" text-anchor="{anchor}"{extra}>{text}</text>'
+    anchor = "" if anchor is None else f' text-anchor="{anchor}"'
+    return f'<text x="{x}" y="{y}"{anchor}{extra}>{text}</text>'
+
+
+def _span(x, text, y=None):
+    """A ``tspan`` of a ``text`` at ``x`` (and ``y``): a label among others of one row or column."""
+    text = html.escape(str(text))
+    if not text.isascii():
+        text = text.encode("ascii", "xmlcharrefreplace").decode("ascii")
+    return f'<tspan x="{x}">{text}</tspan>' if y is None else f'<tspan x="{x}" y="{y}">{text}</tspan>'
 
 
 def _arrow(x1, y1, x2, y2):
@@ -280,41 +380,268 @@ def _arrow(x1, y1, x2, y2):
     )
 
 
-def _box(x0, y0, rows, columns):
-    """The outline of the cells ``rows`` by ``columns`` (first and last, inclusive) of a grid
-    drawn from ``(x0, y0)``."""
-    (r0, r1), (c0, c1) = rows, columns
-    return (
-        f'<rect x="{x0 + c0 * _CELL}" y="{y0 + r0 * _CELL}" width="{(c1 - c0 + 1) * _CELL}" '
-        f'height="{(r1 - r0 + 1) * _CELL}" fill="none" stroke="{_INK}" stroke-width="2"/>'
-    )
-
-
 def _colour(part):
     return _READ if part is None else PALETTE[part % len(PALETTE)]
 
 
-def _bounding_box(rows):
-    """``((first row, last row), (first column, last column))`` of the marked cells, or None."""
-    marked = [(r, j) for r, row in enumerate(rows) for j, (_, _, kind) in enumerate(row) if kind == "mark"]
-    if not marked:
-        return None
-    rs, cs = zip(*marked)
-    return (min(rs), max(rs)), (min(cs), max(cs))
+#: Widths of the characters of labels in the 12-pixel font, at most (DejaVu Sans, the widest of
+#: the usual sans-serif fonts: its digits are 0.64 em); a character not listed counts as a digit.
+_WIDTHS = {",": 4.0, "\u2026": 12.0, ".": 4.0, "#": 10.0, "?": 6.5}
 
 
-# ---- the cells drawn -----------------------------------------------------------------------------
+def _px(text, size=12):
+    """An upper bound on the width of ``text`` in pixels in the ``size``-pixel font."""
+    return sum(_WIDTHS.get(ch, 7.7) for ch in str(text)) * size / 12
+
+
+def _shown(label):
+    """A cell's label as the SVG draws it: whole where it is short, else its first number and "…"."""
+    return label if _px(label) <= 52 else label.split(",")[0].rstrip("\u2026") + "\u2026"
+
+
+def _tag(left, top, key):
+    """A window's number, white on ink, in the top left corner of its outline."""
+    return f'<rect x="{left}" y="{top}" width="{3 + 6 * len(str(key))}" height="10" fill="{_INK}"/>' + _text(
+        left + 1.5, top + 8.5, key, "start", fill="#ffffff", **{"font-size": 9}
+    )
+
+
+def _sides(ends_top, ends_bottom, ends_left, ends_right, box):
+    """The outline of ``box = (left, top, right, bottom)`` in pixels, on the sides where the
+    window ends (``ends_*``) only: a window that goes on past a view is left open there."""
+    left, top, right, bottom = box
+    if ends_top and ends_bottom and ends_left and ends_right:
+        return (
+            f'<rect x="{left}" y="{top}" width="{right - left}" height="{bottom - top}" fill="none" '
+            f'stroke="{OUTLINE}" stroke-width="2"/>'
+        )
+    d = []
+    if ends_top:
+        d.append(f"M{left} {top}H{right}")
+    if ends_bottom:
+        d.append(f"M{left} {bottom}H{right}")
+    if ends_left:
+        d.append(f"M{left} {top}V{bottom}")
+    if ends_right:
+        d.append(f"M{right} {top}V{bottom}")
+    if not d:
+        return ""
+    return f'<path d="{"".join(d)}" fill="none" stroke="{OUTLINE}" stroke-width="2" stroke-linecap="square"/>'
+
+
+def _runs(rows, x0, y0, width):
+    """``{fill: path}`` of the cells of ``rows`` (``_cells``) that are filled (marked or padding),
+    a rectangle per run of cells of one fill in a row."""
+    paths = {}
+    for r, row in enumerate(rows):
+        j = 0
+        while j < len(row):
+            _, part, kind = row[j]
+            if kind == "empty":
+                j += 1
+                continue
+            fill = "url(#padding)" if kind == "padding" else _colour(part)
+            end = j + 1
+            while end < len(row) and row[end][2] == kind and (kind == "padding" or row[end][1] == part):
+                end += 1
+            w = (end - j) * width
+            paths.setdefault(fill, []).append(f"M{x0 + j * width} {y0 + r * _CELL}h{w}v{_CELL}h-{w}z")
+            j = end
+    return {fill: "".join(d) for fill, d in paths.items()}
+
+
+def _cell_width(rows, view):
+    """The width of the cells of a view (``rows``: its `Explanation._cells`): its longest label
+    drawn, and its last column's number, fit."""
+    widest = max((_px(_shown(label)) for row in rows for label, _, kind in row if kind == "mark"), default=0)
+    return max(_CELL, math.ceil(widest + 6), math.ceil(_px(view.cells[-1] if view.cells else 0, 11) + 6))
+
+
+def _view_block(picture, s, view, arrows, width=None):
+    """``(width, height, draw)`` of a view: its cells, numbered, with the row and column numbers
+    of the tensor, the outlines of the windows of ``s`` over it; ``arrows``: with the arrows of the
+    drawn axes' steps beside it; ``width``: its cells' (else `_cell_width`). ``draw(x, y)`` gives
+    it at ``(x, y)`` as SVG."""
+    lay, rows = picture.layout, picture._cells(s.lead, view)
+    width = width or _cell_width(rows, view)
+    x0, y0 = max(30, math.ceil(_px(view.rows[-1] if view.rows else 0, 11)) + 14), 14
+    right, bottom = x0 + len(view.cells) * width, y0 + len(view.rows) * _CELL
+    n = len(picture.grid.sizes)
+    row_step, column_step = (picture.grid.steps.get(n - 2), picture.grid.steps.get(n - 1)) if arrows else (None, None)
+
+    def draw(x, y):
+        out = [
+            f'<g transform="translate({x},{y})" data-view="" data-lead="{",".join(map(str, s.lead))}" '
+            f'data-rows="{view.rows.start} {view.rows.stop - 1}" data-cells="{view.cells.start} {view.cells.stop - 1}" '
+            f'data-origin="{x + x0} {y + y0}" data-cell="{width} {_CELL}">',
+            f'<text y="10" fill="{_GREY}" font-size="11" text-anchor="middle">',
+            *(_span(x0 + k * width + width // 2, j) for k, j in enumerate(view.cells)),
+            "</text>",
+            f'<text fill="{_GREY}" font-size="11" text-anchor="end">',
+            *(_span(x0 - 6, r, y0 + k * _CELL + _CELL // 2 + 4) for k, r in enumerate(view.rows)),
+            "</text>",
+            f'<rect x="{x0}" y="{y0}" width="{right - x0}" height="{bottom - y0}" fill="#ffffff"/>',
+        ]
+        out += [f'<path d="{d}" fill="{fill}"/>' for fill, d in _runs(rows, x0, y0, width).items()]
+        lines = [f"M{x0 + k * width + 0.5} {y0}V{bottom}" for k in range(len(view.cells) + 1)]
+        lines += [f"M{x0} {y0 + k * _CELL + 0.5}H{right}" for k in range(len(view.rows) + 1)]
+        out.append(f'<path d="{"".join(lines)}" stroke="#999999" fill="none"/>')
+        for k, row in enumerate(rows):  # a row's labels: one text, a span a cell (as few bytes as may be)
+            spans = [
+                _span(x0 + j * width + width // 2, _shown(label))
+                for j, (label, _, kind) in enumerate(row)
+                if kind == "mark"
+            ]
+            if spans:
+                out.append(
+                    f'<text y="{y0 + k * _CELL + 17}" font-size="12" text-anchor="middle">{"".join(spans)}</text>'
+                )
+        for box in s.boxes:
+            (r0, r1), c0, c1 = box.rows, lay.cell(box.columns[0]), lay.cell(box.columns[1])
+            top, low = max(r0, view.rows.start), min(r1, view.rows.stop - 1)
+            first, last = max(c0, view.cells.start), min(c1, view.cells.stop - 1)
+            if top > low or first > last:
+                continue
+            left, far = x0 + (first - view.cells.start) * width, x0 + (last + 1 - view.cells.start) * width
+            upper, lower = y0 + (top - view.rows.start) * _CELL, y0 + (low + 1 - view.rows.start) * _CELL
+            ends = (top == r0, low == r1, first == c0, last == c1)
+            piece = _sides(*ends, (left, upper, far, lower))
+            if piece:
+                out.append(f'<g data-window="{"" if box.key is None else box.key}">{piece}</g>')
+            if box.key is not None and ends[0] and ends[2]:
+                out.append(_tag(left, upper, box.key))
+            up, leftwards = box.flips
+            # A window read backwards: an arrow up its right edge, or left along its bottom edge.
+            if up and ends[3]:
+                out.append(_arrow(far - 5, lower - 4, far - 5, upper + 12))
+            if leftwards and ends[1]:
+                out.append(_arrow(far - 4, lower - 5, left + 4, lower - 5))
+        # Arrows in the direction each drawn axis is read: up or left where the step is negative.
+        if row_step and len(view.rows) > 1:
+            ends = (y0 + 4, bottom - 4) if row_step > 0 else (bottom - 4, y0 + 4)
+            out.append(_arrow(right + 10, ends[0], right + 10, ends[1]))
+        if column_step and len(view.cells) > 1:
+            ends = (x0 + 4, right - 4) if column_step > 0 else (right - 4, x0 + 4)
+            out.append(_arrow(ends[0], bottom + 8, ends[1], bottom + 8))
+        out.append("</g>")
+        return "".join(out)
+
+    return right + (20 if row_step else 2), bottom + (14 if column_step else 2), draw
+
+
+def _groups(picture, s):
+    """``(width, height, draw)`` per group of views of ``s`` (the views of one window: one, or
+    its corners as they lie, dots between them); for a slice drawn whole, its one view."""
+    blocks, gap = [], 22
+    for _, views in itertools.groupby(s.views, key=lambda v: v.group):
+        views = list(views)  # the corners of a window: cells of one width, so that their columns line up
+        width = max(_cell_width(picture._cells(s.lead, v), v) for v in views)
+        placed = {v.at: _view_block(picture, s, v, not s.overview, width) for v in views}
+        heights = [max(h for (i, _), (_, h, _) in placed.items() if i == row) for row in range(1 + max(placed)[0])]
+        widths = [
+            max(w for (_, j), (w, _, _) in placed.items() if j == col) for col in range(1 + max(j for _, j in placed))
+        ]
+
+        def draw(x, y, placed=placed, heights=heights, widths=widths):
+            out = []
+            for (i, j), (_, _, piece) in placed.items():
+                out.append(piece(x + sum(widths[:j]) + gap * j, y + sum(heights[:i]) + gap * i))
+            if len(widths) > 1:  # the columns between the corners, not drawn
+                out.append(_text(x + widths[0] + gap // 2, y + 14 + 3 * _CELL, "\u22ef", fill=_GREY))
+            if len(heights) > 1:
+                out.append(_text(x + 30, y + heights[0] + gap - 4, "\u22ee", "start", fill=_GREY))
+            return "".join(out)
+
+        blocks.append((sum(widths) + gap * (len(widths) - 1), sum(heights) + gap * (len(heights) - 1), draw))
+    return blocks
+
+
+def _overview(picture, s, room):
+    """``(width, height, draw)`` of the slice ``s`` whole at a reduced scale, at most ``room``
+    pixels wide where that leaves its longest side ``_OVERVIEW / 2`` or more: its cells grey, its
+    padding hatched, SPLIT's and JOIN's parts coloured, each window outlined (and numbered, of
+    many) and the arrows of the drawn axes' steps."""
+    lay, n = picture.layout, len(picture.grid.sizes)
+    x0, y0 = max(30, math.ceil(_px(lay.rows - 1, 11)) + 14), 14
+    side = _OVERVIEW if room - x0 - 20 < _OVERVIEW // 2 else min(_OVERVIEW, room - x0 - 20)
+    scale = min(side / max(lay.rows, 1), side / max(lay.width, 1), 8.0)
+    gw, gh = max(2, round(lay.width * scale)), max(12, round(lay.rows * scale))
+    sx, sy = gw / max(lay.width, 1), gh / max(lay.rows, 1)
+    row_step, column_step = picture.grid.steps.get(n - 2), picture.grid.steps.get(n - 1)
+
+    def span(first, last, scale, origin):  # pixels of cells first to last (inclusive), at least 3 wide
+        a, b = origin + round(first * scale), origin + round((last + 1) * scale)
+        if b - a < 3:
+            a, b = (a + b) // 2 - 1, (a + b) // 2 + 2
+        return a, b
+
+    def draw(x, y):
+        out = [
+            f'<g transform="translate({x},{y})" data-overview="" data-lead="{",".join(map(str, s.lead))}" '
+            f'data-origin="{x + x0} {y + y0}" data-scale="{sx!r} {sy!r}" data-size="{lay.rows} {lay.width}">',
+            _text(x0, 10, 0, fill=_GREY, **{"font-size": 11}),
+            _text(x0 + gw, 10, lay.width - 1, "end", fill=_GREY, **{"font-size": 11}),
+            _text(x0 - 6, y0 + 10, 0, "end", fill=_GREY, **{"font-size": 11}),
+            _text(x0 - 6, y0 + gh, lay.rows - 1, "end", fill=_GREY, **{"font-size": 11}),
+            f'<rect x="{x0}" y="{y0}" width="{gw}" height="{gh}" fill="{_TENSOR}" stroke="#999999"/>',
+        ]
+        if lay.pitched and lay.width > lay.span:  # the padding at the end of each row
+            a = x0 + round(lay.span * sx)
+            out.append(f'<rect x="{a}" y="{y0}" width="{x0 + gw - a}" height="{gh}" fill="url(#padding)"/>')
+        bands = picture.bands
+        if bands is not None:
+            drawn = 0
+            for k, (start, extent) in enumerate(zip(bands.starts, bands.extents)):
+                if not extent or drawn == MAX_KEYED:
+                    continue
+                drawn += 1
+                rows, cells = (0, lay.rows - 1), (0, lay.width - 1)
+                if bands.axis == n - 1:
+                    cells = (lay.cell(start), lay.cell(start + extent - 1))
+                elif bands.axis == n - 2:
+                    rows = (start, start + extent - 1)
+                elif not start <= s.lead[bands.axis] < start + extent:
+                    continue
+                (a, b), (c, d) = span(*cells, sx, x0), span(*rows, sy, y0)
+                out.append(f'<rect x="{a}" y="{c}" width="{b - a}" height="{d - c}" fill="{_colour(k)}"/>')
+        for box in s.boxes:
+            (a, b), (c, d) = span(lay.cell(box.columns[0]), lay.cell(box.columns[1]), sx, x0), span(*box.rows, sy, y0)
+            fill = f'fill="{_READ}"' if box.key is None else f'fill="{_colour(box.key)}" fill-opacity="0.5"'
+            out.append(f'<rect x="{a}" y="{c}" width="{b - a}" height="{d - c}" {fill}/>')
+        for box in s.boxes:
+            (a, b), (c, d) = span(lay.cell(box.columns[0]), lay.cell(box.columns[1]), sx, x0), span(*box.rows, sy, y0)
+            key = "" if box.key is None else box.key
+            out.append(f'<g data-window="{key}">{_sides(True, True, True, True, (a, c, b, d))}</g>')
+        for box in s.boxes:
+            if box.key is not None:
+                (a, _), (c, _) = (
+                    span(lay.cell(box.columns[0]), lay.cell(box.columns[1]), sx, x0),
+                    span(*box.rows, sy, y0),
+                )
+                out.append(_tag(a, c, box.key))
+        if row_step and lay.rows > 1:
+            ends = (y0 + 4, y0 + gh - 4) if row_step > 0 else (y0 + gh - 4, y0 + 4)
+            out.append(_arrow(x0 + gw + 10, ends[0], x0 + gw + 10, ends[1]))
+        if column_step and lay.width > 1:
+            ends = (x0 + 4, x0 + gw - 4) if column_step > 0 else (x0 + gw - 4, x0 + 4)
+            out.append(_arrow(ends[0], y0 + gh + 8, ends[1], y0 + gh + 8))
+        out.append("</g>")
+        return "".join(out)
+
+    return x0 + gw + 20, y0 + gh + 14, draw
+
+
+# ---- what is drawn: the slices, and their views at cell scale ------------------------------------------
 
 
 @dataclasses.dataclass(frozen=True)
 class _Layout:
-    """How `Explanation._slices` lays a grid out: the leading index tuples drawn (the first
-    ``MAX_SLICES`` in ``np.ndindex`` order) of ``slices`` in all, the rows and columns of each
-    slice and their element strides, whether rows are drawn at their pitch (padding hatched) and
-    the width of a row in cells (elements and padding)."""
+    """How a grid is laid out in cells: the sizes of its leading dimensions (``slices`` 2-D
+    slices), the rows and columns of each slice and their element strides, whether rows are
+    drawn at their pitch (padding hatched) and the width of a row in cells (elements and
+    padding)."""
 
-    leads: tuple[tuple[int, ...], ...]
-    slices: int
+    lead: tuple[int, ...]
     rows: int
     row_stride: int
     columns: int
@@ -323,30 +650,151 @@ class _Layout:
     width: int
 
     @property
-    def drawn_rows(self) -> range:
-        return range(min(self.rows, MAX_ROWS))
+    def slices(self) -> int:
+        return math.prod(self.lead)
 
     @property
-    def drawn_columns(self) -> range:
-        """The element columns drawn: those whose cell lies within the first ``MAX_COLUMNS``."""
+    def span(self) -> int:
+        """The cells from a row's first element to its last."""
+        return (self.columns - 1) * self.column_stride + 1 if self.pitched else self.columns
+
+    def cell(self, column):
+        """The cell of ``column`` in its row."""
+        return column * self.column_stride if self.pitched else column
+
+    def columns_in(self, cells: range) -> range:
+        """The columns whose cells are in ``cells``."""
         if self.pitched:  # column c is cell c * column_stride
-            return range(min(self.columns, -(-min(self.width, MAX_COLUMNS) // self.column_stride)))
-        return range(min(self.columns, MAX_COLUMNS))
+            step = self.column_stride
+            return range(-(-cells.start // step), min(self.columns, -(-cells.stop // step)))
+        return range(cells.start, min(cells.stop, self.columns))
+
+    def first_leads(self) -> Iterator[tuple[int, ...]]:
+        """The first ``MAX_SLICES`` leading index tuples, in row-major order: they take no index
+        past ``MAX_SLICES - 1`` in any axis, so a product of short ranges finds them."""
+        return itertools.islice(itertools.product(*(range(min(n, MAX_SLICES)) for n in self.lead)), MAX_SLICES)
 
 
 def _layout(sizes, strides) -> _Layout:
-    lead = sizes[:-2]
     n_rows = sizes[-2] if len(sizes) > 1 else 1
     n_cols, col_stride = sizes[-1], strides[-1]
     row_stride = strides[-2] if len(sizes) > 1 else 0
     span = (n_cols - 1) * col_stride + 1
     pitched = col_stride > 0 and (n_rows == 1 or row_stride >= span)  # rows apart and in order
     width = (row_stride if n_rows > 1 else span) if pitched else n_cols
-    # The first MAX_SLICES index tuples in row-major order take no index past MAX_SLICES - 1 in
-    # any axis, so a product of short ranges finds them whatever the axes' sizes.
-    firsts = itertools.product(*(range(min(n, MAX_SLICES)) for n in lead))
-    leads = tuple(itertools.islice(firsts, MAX_SLICES))
-    return _Layout(leads, math.prod(lead), n_rows, row_stride, n_cols, col_stride, pitched, width)
+    return _Layout(tuple(sizes[:-2]), n_rows, row_stride, n_cols, col_stride, pitched, width)
+
+
+def _spans(lo, hi, n, fit):
+    """The coordinates drawn along an axis of ``n`` to show ``lo`` to ``hi``: all of them and one
+    each side where that fits in ``fit``, else the first and the last ``CORNER`` (one outside)."""
+    if hi - lo + 3 <= fit:
+        return [(max(lo - 1, 0), min(hi + 1, n - 1))]
+    return [(max(lo - 1, 0), lo + CORNER - 1), (hi - CORNER + 1, min(hi + 1, n - 1))]
+
+
+def _insets(lay, boxes, budget):
+    """The views of a slice larger than one view: each window's cells (the first
+    ``MAX_INSET_WINDOWS`` of ``boxes`` that the views before do not show, within ``budget``
+    cells), else its top left corner."""
+    views, used = [], 0
+    for box in boxes:
+        group = len({v.group for v in views})
+        if group == MAX_INSET_WINDOWS:
+            break
+        c0, c1 = lay.cell(box.columns[0]), lay.cell(box.columns[1])
+        if any(
+            v.rows.start <= box.rows[0] and box.rows[1] < v.rows.stop and v.cells.start <= c0 and c1 < v.cells.stop
+            for v in views
+        ):
+            continue  # drawn whole already
+        rows, cells = _spans(*box.rows, lay.rows, MAX_ROWS), _spans(c0, c1, lay.width, MAX_COLUMNS)
+        new = [
+            _View(range(a, b + 1), range(c, d + 1), group, (i, j))
+            for i, (a, b) in enumerate(rows)
+            for j, (c, d) in enumerate(cells)
+        ]
+        cost = sum(len(v.rows) * len(v.cells) for v in new)
+        if views and used + cost > budget:
+            break
+        views, used = views + new, used + cost
+    return views or [_View(range(min(lay.rows, MAX_ROWS)), range(min(lay.width, MAX_COLUMNS)))]
+
+
+def _plan(lay, candidates: Iterable[tuple[tuple[int, ...], list[_Box]]]) -> list[_Slice]:
+    """The slices drawn, of ``candidates`` (lazily: a leading index and the windows outlined in
+    its slice, in the order to draw them): while there are at most ``MAX_SLICES``, at most
+    ``MAX_LARGE_SLICES`` of them with an overview, and ``MAX_CELLS`` cells drawn at cell scale
+    (the first slice whatever its cells). None read: the first slice, from its top left corner."""
+    small = lay.rows <= MAX_ROWS and lay.width <= MAX_COLUMNS
+    slices, cells = [], 0
+    for lead, boxes in candidates:
+        if len(slices) == (MAX_SLICES if small else MAX_LARGE_SLICES):
+            break
+        views = [_View(range(lay.rows), range(lay.width))] if small else _insets(lay, boxes, MAX_CELLS - cells)
+        cost = sum(len(v.rows) * len(v.cells) for v in views)
+        if slices and cells + cost > MAX_CELLS:
+            break
+        slices.append(_Slice(lead, tuple(boxes), tuple(views), not small))
+        cells += cost
+    if not slices and lay.slices:
+        lead = next(lay.first_leads())
+        views = [_View(range(lay.rows), range(lay.width))] if small else _insets(lay, [], MAX_CELLS)
+        slices.append(_Slice(lead, (), tuple(views), not small))
+    return slices
+
+
+def _in_sets(lo, hi, mags, d, i):
+    """Per window, whether it reads coordinate ``i`` of dimension ``d`` (``lo`` to ``hi``, ``mags`` apart)."""
+    return (lo[:, d] <= i) & (i <= hi[:, d]) & ((i - lo[:, d]) % mags[:, d] == 0)
+
+
+def _read_leads(lo, hi, mags) -> Iterator[tuple[int, ...]]:
+    """The leading index tuples some window reads, in row-major order, lazily: window ``k`` reads
+    along leading dimension ``d`` the coordinates ``lo[k, d]`` to ``hi[k, d]``, ``mags[k, d]``
+    apart (``(N, D)`` arrays). Each is the least over the windows of the least tuple a window reads
+    past the one before: the one before up to a dimension ``p`` (all read), a coordinate read past
+    its own at ``p``, the first coordinates read after (the last such ``p`` gives the least)."""
+    n, dims = lo.shape
+    if not n:
+        return
+    if not dims:
+        yield ()
+        return
+    current = lo[np.lexsort(lo.T[::-1])[0]]  # the least of the windows' first tuples
+    while True:
+        yield tuple(int(i) for i in current)
+        best, found, prefix = lo.copy(), np.zeros(n, bool), np.ones(n, bool)
+        for p in range(dims):
+            after = current[p] + 1
+            nxt = lo[:, p] + np.maximum(0, -((lo[:, p] - after) // mags[:, p])) * mags[:, p]
+            ok = prefix & (nxt <= hi[:, p])
+            best[ok, :p], best[ok, p], best[ok, p + 1 :] = current[:p], nxt[ok], lo[ok, p + 1 :]
+            found |= ok
+            prefix &= _in_sets(lo, hi, mags, p, current[p])
+        if not found.any():
+            return
+        chosen = best[found]
+        current = chosen[np.lexsort(chosen.T[::-1])[0]]
+
+
+def _extent(window):
+    """``(lo, hi, |step|)`` of the coordinates a window ``(start, step, count)`` reads along a
+    dimension (a step of 0 reads one)."""
+    start, step, count = window
+    last = start + step * (count - 1)
+    return min(start, last), max(start, last), abs(step) or 1
+
+
+def _window_slices(lay, windows):
+    """The slices drawn of a copy's one window: the first slices it reads, it outlined on each."""
+    n = len(windows)
+    if not n or any(count < 1 for _, _, count in windows):
+        return _plan(lay, ((lead, []) for lead in lay.first_leads()))
+    lo, hi, mags = (np.array([values], dtype=np.int64) for values in zip(*map(_extent, windows)))
+    box = _Box(None, (int(lo[0, n - 2]), int(hi[0, n - 2])) if n > 1 else (0, 0), (int(lo[0, -1]), int(hi[0, -1])))
+    d = max(n - 2, 0)
+    return _plan(lay, ((lead, [box]) for lead in _read_leads(lo[:, :d], hi[:, :d], mags[:, :d])))
 
 
 def _aliased(sizes, strides) -> bool:
@@ -357,9 +805,10 @@ def _aliased(sizes, strides) -> bool:
 # ---- marks from the geometry that runs ----------------------------------------------------------
 # A window ``(start, step, count)`` per dimension of the grid pairs element ``c`` of the other
 # side with coordinate ``start + step * c`` of the grid, as the descriptors lower it; the other
-# side's row-major index of ``c`` is ``sum(c_d * mults_d)``. Marks are made for the drawn cells
-# only: per cell from its coordinate where the grid's offsets are unique, and per drawn offset by
-# a bounded search where several coordinates share one (an aliased input).
+# side's row-major index of ``c`` is ``sum(c_d * mults_d)``. Marks are made for the cells drawn
+# at cell scale only (the views of the slices drawn): per cell from its coordinate where the
+# grid's offsets are unique, and per offset drawn by a bounded search where several coordinates
+# share one (an aliased input).
 
 #: Steps the searches of one picture of an aliased grid may take in all (see `_Search`).
 _SEARCH_STEPS = 100_000
@@ -388,42 +837,45 @@ def _candidates(window, mult, i):
     return (c * mult,) if off == 0 and 0 <= c < count else ()
 
 
-def _cell_marks(sizes, strides, terms, mark):
-    """The marks of the drawn cells of a grid whose offsets are unique: ``terms(d, i)`` gives
+def _cell_marks(strides, terms, mark, lay, slices):
+    """The marks of the cells drawn of a grid whose offsets are unique: ``terms(d, i)`` gives
     a coordinate's terms along dimension ``d`` (ascending; none: the cell is unmarked), and
     ``mark`` turns a cell's first sums (`_combine`) into its ``(label, part)``."""
-    n, lay = len(sizes), _layout(sizes, strides)
-    columns = [(c * lay.column_stride, terms(n - 1, c)) for c in lay.drawn_columns]
-    columns = [(o, t) for o, t in columns if t]
-    rows = [(r * lay.row_stride, terms(n - 2, r)) for r in lay.drawn_rows] if n > 1 else [(0, (0,))]
-    marks = {}
-    for lead in lay.leads:
+    n, marks = len(strides), {}
+    for s in slices:
         sums, base = (0,), 0
-        for d, i in enumerate(lead):
+        for d, i in enumerate(s.lead):
             sums, base = _combine(sums, terms(d, i)), base + i * strides[d]
-        for row_offset, row_terms in rows:
-            row_sums = _combine(sums, row_terms) if sums else ()
-            if row_sums:
-                at = base + row_offset
-                for column_offset, column_terms in columns:
-                    marks[at + column_offset] = mark(_combine(row_sums, column_terms))
+        if not sums:
+            continue
+        for view in s.views:
+            columns = [(c * lay.column_stride, terms(n - 1, c)) for c in lay.columns_in(view.cells)]
+            columns = [(o, t) for o, t in columns if t]
+            rows = [(r * lay.row_stride, terms(n - 2, r)) for r in view.rows] if n > 1 else [(0, (0,))]
+            for row_offset, row_terms in rows:
+                row_sums = _combine(sums, row_terms) if row_terms else ()
+                if row_sums:
+                    at = base + row_offset
+                    for column_offset, column_terms in columns:
+                        marks[at + column_offset] = mark(_combine(row_sums, column_terms))
     return marks
 
 
-def _offset_marks(sizes, strides, mark):
-    """The marks of the drawn cells of an aliased grid: ``mark(offset)`` once per offset drawn,
+def _offset_marks(strides, mark, lay, slices):
+    """The marks of the cells drawn of an aliased grid: ``mark(offset)`` once per offset drawn,
     its ``(label, part)`` or None."""
-    lay, marks, seen = _layout(sizes, strides), {}, set()
-    for lead in lay.leads:
-        base = sum(i * s for i, s in zip(lead, strides))
-        for r in lay.drawn_rows:
-            for c in lay.drawn_columns:
-                offset = base + r * lay.row_stride + c * lay.column_stride
-                if offset not in seen:
-                    seen.add(offset)
-                    found = mark(offset)
-                    if found is not None:
-                        marks[offset] = found
+    marks, seen = {}, set()
+    for s in slices:
+        base = sum(i * s for i, s in zip(s.lead, strides))
+        for view in s.views:
+            for r in view.rows:
+                for c in lay.columns_in(view.cells):
+                    offset = base + r * lay.row_stride + c * lay.column_stride
+                    if offset not in seen:
+                        seen.add(offset)
+                        found = mark(offset)
+                        if found is not None:
+                            marks[offset] = found
     return marks
 
 
@@ -490,12 +942,12 @@ class _Search:
         yield from walk(0, target)
 
 
-def _window_marks(sizes, strides, windows, mults):
-    """Per drawn cell of the grid ``(sizes, strides)``, the row-major indices (with ``mults``)
+def _window_marks(sizes, strides, windows, mults, lay, slices):
+    """Per cell drawn of the grid ``(sizes, strides)``, the row-major indices (with ``mults``)
     of the elements ``c`` of the other side paired with it through ``windows``, as `_label`s."""
     if not _aliased(sizes, strides):
         terms = lambda d, i: _candidates(windows[d], mults[d], i)  # noqa: E731
-        return _cell_marks(sizes, strides, terms, lambda ks: (_label(ks), None))
+        return _cell_marks(strides, terms, lambda ks: (_label(ks), None), lay, slices)
     terms = [(s * step, count) for s, (_, step, count) in zip(strides, windows)]
     base, search = sum(s * start for s, (start, _, _) in zip(strides, windows)), _Search()
 
@@ -508,7 +960,7 @@ def _window_marks(sizes, strides, windows, mults):
             return (_label(ks[:3]) + "…" if ks else "?", None)
         return (_label(ks), None) if ks else None
 
-    return _offset_marks(sizes, strides, mark)
+    return _offset_marks(strides, mark, lay, slices)
 
 
 def _steps(windows, aliased):
@@ -571,8 +1023,10 @@ def _gather(title, windows, mults, sizes, strides, source):
     """A copy's picture: output element ``c`` (row-major index ``sum(c * mults)``) reads the
     grid ``(sizes, strides)`` of ``source`` at ``start + step * c`` per dimension; each cell read
     is numbered with its readers."""
-    aliased = _aliased(sizes, strides)
-    grid = _Grid(tuple(sizes), tuple(strides), _window_marks(sizes, strides, windows, mults), _steps(windows, aliased))
+    aliased, lay = _aliased(sizes, strides), _layout(sizes, strides)
+    slices = _window_slices(lay, windows)
+    marks = _window_marks(sizes, strides, windows, mults, lay, slices)
+    grid = _Grid(tuple(sizes), tuple(strides), marks, _steps(windows, aliased))
     if aliased:
         read = _distinct([(s * step, count) for s, (_, step, count) in zip(strides, windows)])
     else:
@@ -581,28 +1035,32 @@ def _gather(title, windows, mults, sizes, strides, source):
         read = f"at most {math.prod(count for _, _, count in windows)}"
     total = math.prod(sizes)
     legend = f"{read} of {total} cells of {source} read; each is numbered with the output elements that read it"
-    return Explanation(title, grid, [legend], outline=True)
+    return Explanation(title, grid, [legend], lay, slices)
 
 
 def _scatter(title, windows, mults, sizes, strides, dy):
     """A gradient's picture: element ``c`` of ``dy`` (row-major index ``sum(c * mults)``) lands
     at ``start + step * c`` of the grid ``(sizes, strides)``; each cell shows what it receives."""
-    marks = _window_marks(sizes, strides, windows, mults)  # an output: unaliased, one element of dy a cell
+    lay = _layout(sizes, strides)
+    slices = _window_slices(lay, windows)
+    marks = _window_marks(sizes, strides, windows, mults, lay, slices)  # an output: unaliased, one element of dy a cell
     grid = _Grid(tuple(sizes), tuple(strides), marks, _steps(windows, _aliased(sizes, strides)))
-    return Explanation(title, grid, [f"each cell shows the element of {dy} it receives; . receives 0"], outline=True)
+    return Explanation(title, grid, [f"each cell shows the element of {dy} it receives; . receives 0"], lay, slices)
 
 
 def _parts(title, sizes, strides, axis, extents, parts, split):
     """SPLIT's or JOIN's picture of the grid ``(sizes, strides)``: part ``k`` covers ``extents[k]``
     coordinates along ``axis`` after the parts before it (an empty part covers none)."""
     starts = list(itertools.accumulate(extents, initial=0))[:-1]
+    lay = _layout(sizes, strides)
+    slices = _plan(lay, ((lead, []) for lead in lay.first_leads()))
 
     def part_of(i):  # the last part starting at or before i: the non-empty one
         return bisect.bisect_right(starts, i) - 1
 
     if not _aliased(sizes, strides):
         terms = lambda d, i: (part_of(i),) if d == axis else (0,)  # noqa: E731
-        marks = _cell_marks(sizes, strides, terms, lambda ks: (str(ks[0]), ks[0]))
+        marks = _cell_marks(strides, terms, lambda ks: (str(ks[0]), ks[0]), lay, slices)
     else:  # an aliased input: an element goes to each part of its coordinates, drawn in the last
         order = [axis, *(d for d in range(len(sizes)) if d != axis)]
         terms, search = [(strides[d], sizes[d]) for d in order], _Search()
@@ -614,18 +1072,20 @@ def _parts(title, sizes, strides, axis, extents, parts, split):
                 return ("?", None)
             return (str(k), k)
 
-        marks = _offset_marks(sizes, strides, mark)
+        marks = _offset_marks(strides, mark, lay, slices)
     legend = f"each cell shows the part it {'goes to' if split else 'comes from'}"
-    return Explanation(title, _Grid(tuple(sizes), tuple(strides), marks), [legend], parts)
+    bands = _Bands(axis, tuple(starts), tuple(extents))
+    return Explanation(title, _Grid(tuple(sizes), tuple(strides), marks), [legend], lay, slices, parts, bands)
 
 
 # ---- many windows: slice1_batch and its gradient -----------------------------------------------
 # Window ``n`` reads, along each dimension of the grid, the coordinates ``lo[n, d]`` to
-# ``hi[n, d]`` that are ``|steps[n, d]|`` apart (both ends are read). Which windows read a drawn
-# coordinate is a bitset over the windows per dimension; a drawn cell's windows are the AND of
+# ``hi[n, d]`` that are ``|steps[n, d]|`` apart (both ends are read). The slices drawn are the
+# first that a window reads; the first ``MAX_OUTLINES`` (slice, window) pairs in that order are
+# outlined, and a slice larger than a view is drawn no further once they are. Which windows read
+# a coordinate drawn is a bitset over the windows per dimension; a cell's windows are the AND of
 # its coordinates' bitsets and its label their first set bits. So a picture costs its cells
-# times the windows / 64 word operations, however the windows overlap, and the outlines and
-# the windows listed are capped (``MAX_OUTLINES``, ``MAX_LISTED``).
+# (at most ``MAX_CELLS``) times the windows / 64 word operations, however the windows overlap.
 
 
 def _bits(mask):
@@ -653,72 +1113,46 @@ def _first_bits(bits, k):
     return found
 
 
-def _drawn_reads(lo, hi, step, drawn):
-    """The first and the last coordinate drawn (of ``drawn``) of ``lo`` to ``hi``, ``step`` apart."""
-    lo, hi, step = int(lo), int(hi), int(step)
-    return lo, min(hi, lo + (drawn - 1 - lo) // step * step)
+def _batch_marks(lay, strides, lo, hi, mags, slices, insides):
+    """The marks of the cells drawn of a packed grid that ``(N, ndim)`` windows (``lo``, ``hi``,
+    ``mags``, as above) read (``insides``: per slice drawn, the windows that read it): each
+    numbered with the windows that read it (`_label`) and coloured as the first."""
+    n, relevant = len(strides), np.zeros(len(lo), bool)
+    for s, inside in zip(slices, insides):  # the windows that read a cell of a view
+        for view in s.views:
+            columns = lay.columns_in(view.cells)
+            near = inside & (lo[:, -1] < columns.stop) & (hi[:, -1] >= columns.start)
+            if n > 1:
+                near &= (lo[:, -2] < view.rows.stop) & (hi[:, -2] >= view.rows.start)
+            relevant |= near
+    ids = np.flatnonzero(relevant)
+    if not len(ids):
+        return {}
+    names = ids.tolist()  # each bit's window
+    lo, hi, mags, cache = lo[ids], hi[ids], mags[ids], {}
 
+    def reads(d, i):  # which windows read coordinate i of dimension d, as a bitset
+        if (d, i) not in cache:
+            cache[d, i] = _bits(_in_sets(lo, hi, mags, d, i))
+        return cache[d, i]
 
-def _window_marks_many(shape, lo, hi, steps):
-    """The marks of the drawn cells of a packed grid ``shape`` that ``(N, ndim)`` windows
-    (``lo``, ``hi``, ``steps``, as above) read: each numbered with the windows that read it
-    (`_label`) and coloured as the first; and the `_Outlines` of the windows."""
-    n, strides = len(shape), packed_strides(shape)
-    lay, total = _layout(shape, strides), len(lo)
-    rows, columns = lay.drawn_rows if n > 1 else range(1), lay.drawn_columns
-    # The windows that may read a cell drawn: their first coordinate read is drawn along the
-    # rows and columns, and a lead dimension's (each slice drawn checks its own leads).
-    near = lo[:, -1] < len(columns)
-    for d in range(n - 1):
-        near &= lo[:, d] < (len(rows) if d == n - 2 else min(shape[d], MAX_SLICES))
-    ids = np.flatnonzero(near)
-    if not len(ids) or not len(lay.leads) or 0 in shape:
-        return {}, _Outlines([[] for _ in lay.leads], 0, total)
-    names = None  # each bit's window: the bit's own index, or ids' where far windows were dropped
-    if len(ids) < total:
-        lo, hi, steps, names = lo[ids], hi[ids], steps[ids], ids.tolist()
-    del near
-    magnitudes = np.abs(steps)
-
-    def reads(d, i):  # which windows read coordinate i of dimension d
-        return (lo[:, d] <= i) & (i <= hi[:, d]) & ((i - lo[:, d]) % magnitudes[:, d] == 0)
-
-    everywhere = np.ones(len(ids), bool)
-    row_bits = np.array([_bits(reads(n - 2, r) if n > 1 else everywhere) for r in rows])
-    column_bits = np.array([_bits(reads(n - 1, c)) for c in columns])
-    flipped = [(steps[:, d] < 0) & (hi[:, d] > lo[:, d]) if d >= 0 else ~everywhere for d in (n - 2, n - 1)]
-    chunk = max(1, 2**15 // (len(columns) * column_bits.shape[1]))  # rows of cells a step: 256 KiB of bitsets
-    marks, boxes, outlined, outlines, seen = {}, [], 0, 0, np.zeros(len(ids), bool)
-    for lead in lay.leads:
-        inside = everywhere.copy()
-        for d, i in enumerate(lead):
-            inside &= reads(d, i)
-        seen |= inside
-        outlines += int(inside.sum())
-        base, lead_bits = sum(i * s for i, s in zip(lead, strides)), _bits(inside)
-        for r0 in range(0, len(rows), chunk):
-            cells = (row_bits[r0 : r0 + chunk] & lead_bits)[:, None, :] & column_bits[None, :, :]
+    marks = {}
+    for s, inside in zip(slices, insides):
+        base, lead_bits = sum(i * m for i, m in zip(s.lead, strides)), _bits(inside[ids])
+        for view in s.views:
+            rows, columns = list(view.rows) if n > 1 else [0], list(lay.columns_in(view.cells))
+            if not rows or not columns:
+                continue
+            row_bits = np.array([reads(n - 2, r) for r in rows]) & lead_bits if n > 1 else lead_bits[None]
+            column_bits = np.array([reads(n - 1, c) for c in columns])
+            cells = row_bits[:, None, :] & column_bits[None, :, :]
             found = _first_bits(cells.reshape(-1, cells.shape[-1]), 4)  # `_label`: three, and "…" for a fourth
-            at = [base + r * lay.row_stride + c * lay.column_stride for r in rows[r0 : r0 + chunk] for c in columns]
+            at = [base + r * lay.row_stride + c * lay.column_stride for r in rows for c in columns]
             for offset, ks in zip(at, found):
                 if ks:
-                    ks = ks if names is None else [names[j] for j in ks]
+                    ks = [names[j] for j in ks]
                     marks[offset] = (_label(ks), ks[0])
-        # Every window inside reads a cell drawn here: its first coordinates read are drawn.
-        here = np.flatnonzero(inside)[: MAX_OUTLINES - outlined].tolist()
-        outlined += len(here)
-        boxes.append(
-            [
-                (
-                    int(ids[j]),
-                    _drawn_reads(lo[j, n - 2], hi[j, n - 2], magnitudes[j, n - 2], len(rows)) if n > 1 else (0, 0),
-                    _drawn_reads(lo[j, n - 1], hi[j, n - 1], magnitudes[j, n - 1], len(columns)),
-                    (bool(flipped[0][j]), bool(flipped[1][j])),
-                )
-                for j in here
-            ]
-        )
-    return marks, _Outlines(boxes, outlines - outlined, total - int(seen.sum()))
+    return marks
 
 
 def _window_lines(operation, counts):
@@ -751,23 +1185,71 @@ def _batch(title, shape, operation, counts, legend):
         samples = np.arange(n, dtype=np.int64)[:, None]
         lo, hi, steps = np.hstack([samples, lo]), np.hstack([samples, hi]), np.hstack([np.ones_like(samples), steps])
         legend = [*legend, "per_sample: window k reads x[k]; its offsets, sizes and strides are along x[k]'s axes"]
-    marks, outlines = _window_marks_many(shape, lo, hi, steps)
-    grid = _Grid(tuple(shape), packed_strides(shape), marks)
-    return Explanation(title, grid, [*legend, *_window_lines(operation, counts)], outlines=outlines)
+    lo, hi, steps = (np.asarray(a, np.int64).reshape(n, len(shape)) for a in (lo, hi, steps))
+    hi = np.where((counts > 0).all(axis=1)[:, None], hi, lo - 1)  # a window of no element reads nothing
+    mags, ndim, strides = np.abs(steps), len(shape), packed_strides(shape)
+    lay, dims = _layout(shape, strides), max(len(shape) - 2, 0)
+    flips = [(steps[:, a] < 0) & (hi[:, a] > lo[:, a]) if a >= 0 else np.zeros(n, bool) for a in (ndim - 2, ndim - 1)]
+    valid = (hi >= lo).all(axis=1)
+    small = lay.rows <= MAX_ROWS and lay.width <= MAX_COLUMNS
+
+    def reading(lead):  # the windows that read the slice at lead
+        inside = valid.copy()
+        for a, i in enumerate(lead):
+            inside &= _in_sets(lo, hi, mags, a, i)
+        return inside
+
+    def box(k):
+        rows = (int(lo[k, -2]), int(hi[k, -2])) if ndim > 1 else (0, 0)
+        return _Box(int(k), rows, (int(lo[k, -1]), int(hi[k, -1])), (bool(flips[0][k]), bool(flips[1][k])))
+
+    def candidates():
+        # A slice is drawn where it shows a window not yet outlined (of one window per sample,
+        # each sample's first slice); once MAX_OUTLINES are, only slices drawn whole follow.
+        outlined, ids, done, skipped = 0, np.flatnonzero(valid), np.zeros(n, bool), 0
+        for lead in _read_leads(lo[ids, :dims], hi[ids, :dims], mags[ids, :dims]) if 0 not in shape else ():
+            if (outlined == MAX_OUTLINES and not small) or skipped == _MAX_SKIPPED:
+                return
+            inside = reading(lead)
+            if not (inside & ~done).any():
+                skipped += 1
+                continue
+            here = np.flatnonzero(inside)[: MAX_OUTLINES - outlined]
+            outlined += len(here)
+            done[here] = True
+            yield lead, [box(k) for k in here]
+
+    slices = _plan(lay, candidates())
+    insides = [reading(s.lead) for s in slices]
+    marks = _batch_marks(lay, strides, lo, hi, mags, slices, insides) if 0 not in shape else {}
+    seen = np.logical_or.reduce(insides) if insides else np.zeros(n, bool)
+    outlined = sum(len(s.boxes) for s in slices)
+    outlines = _Outlines(
+        [[(b.key, b.rows, b.columns, b.flips) for b in s.boxes] for s in slices],
+        int(sum(inside.sum() for inside in insides)) - outlined,
+        n - int(seen.sum()),
+    )
+    if outlines.drawn < n:
+        legend = [legend[0], f"{n} windows; {outlines.drawn} drawn, outlined and numbered", *legend[1:]]
+    grid = _Grid(tuple(shape), strides, marks)
+    return Explanation(title, grid, [*legend, *_window_lines(operation, counts)], lay, slices, outlines=outlines)
 
 
-def _of_batch(name, given, rest, where):
+#: The names the operations' ``of`` takes the batch functions' window arguments by.
+_BATCH_NAMES = {"window_offsets": "offsets", "window_sizes": "sizes", "window_strides": "strides"}
+
+
+def _of_batch(name, given, named, where):
     """The `Explanation` of ``slice1_batch`` (``given``: ``x``) or ``slice1_batch_grad``
-    (``given``: ``dy``: one array or shape, or a list of them), ``rest`` the other arguments as
-    the operation's ``of`` takes them: validated as the function validates the call, for
-    ``uint32`` arrays."""
+    (``given``: ``dy``: one array or shape, or a list of them), ``named`` the other arguments by
+    the function's names: validated as the function validates the call, for ``uint32`` arrays."""
     dtype = np.dtype(np.uint32)
+    named = {_BATCH_NAMES.get(k, k): v for k, v in named.items()}
     if name == Slice1Batch.function:
         shape = _shape(given, where)
-        operation = Slice1Batch.of(shape, *rest)
+        operation = Slice1Batch.of(shape, **named)
         counts = operation.check(dtype, shape)
-        results = operation.results(counts)
-        result = results[0] if operation.shared else f"{len(results)} arrays, one per window"
+        result = operation.results(counts)[0] if operation.shared else f"{len(counts)} arrays, one per window"
         legend = f"{len(counts)} windows of x; each cell is numbered with the windows that read it"
         return _batch(f"cd.{name}: x {shape} -> {result}", shape, operation, counts, [legend])
     # As slice1_batch_grad takes dy: one array (windows of one size), or a list of one per window.
@@ -777,7 +1259,7 @@ def _of_batch(name, given, rest, where):
     shapes = [_shape(given, where)] if one else [_shape(a, where) for a in arrays._as_list(given, "dy", name)]
     if not shapes:
         raise ValueError(f"{name}: dy is an empty list; the gradient of no windows has no dtype (pass zeros)")
-    operation = Slice1BatchGrad.of(*rest)
+    operation = Slice1BatchGrad.of(named.pop("input_shape"), **named)
     if operation.shared != one:
         raise TypeError(
             f"{name}: windows of one size take dy as one array; per-window sizes take a list of one per window"
@@ -819,9 +1301,10 @@ def _of_tensor(tensor):
     """The `Explanation` of a tensor: its elements numbered in row-major order, padding hatched;
     an element that several coordinates reach shows the last of them."""
     sizes, strides = tensor.sizes, tensor.effective_strides
-    mults = packed_strides(sizes)
+    mults, lay = packed_strides(sizes), _layout(sizes, strides)
+    slices = _plan(lay, ((lead, []) for lead in lay.first_leads()))
     if not _aliased(sizes, strides):
-        marks = _cell_marks(sizes, strides, lambda d, i: (i * mults[d],), lambda ks: (str(ks[0]), None))
+        marks = _cell_marks(strides, lambda d, i: (i * mults[d],), lambda ks: (str(ks[0]), None), lay, slices)
     else:
         terms, search = list(zip(strides, sizes)), _Search()
 
@@ -832,14 +1315,14 @@ def _of_tensor(tensor):
                 return ("?", None)
             return (str(sum(i * m for i, m in zip(last, mults))), None)
 
-        marks = _offset_marks(sizes, strides, mark)
+        marks = _offset_marks(strides, mark, lay, slices)
     grid = _Grid(sizes, strides, marks)
     span = last_element_index(sizes, strides) + 1
     legend = (
         f"{tensor.element_count} elements in a span of {span} ({tensor.total_tensor_size_in_bytes} bytes); "
         "each cell shows its element's row-major index"
     )
-    return Explanation(f"BufferTensorDesc: {tensor_text(tensor)}", grid, [legend])
+    return Explanation(f"BufferTensorDesc: {tensor_text(tensor)}", grid, [legend], lay, slices)
 
 
 # ---- array functions: their normalised calls --------------------------------------------------------
@@ -869,7 +1352,8 @@ def _of_call(fn, args, kwargs):
     axis = bound.arguments.get("axis")  # titles say it as given
     where = f"explain(cd.{name})"
     if operation_type in (Slice1Batch, Slice1BatchGrad):
-        return _of_batch(name, given, rest, where)
+        named = {k: v for k, v in bound.arguments.items() if k not in _NOT_DRAWN}
+        return _of_batch(name, given, dict(itertools.islice(named.items(), 1, None)), where)
     if name == "join":
         shapes = [_shape(a, where) for a in given]
         if not shapes:
@@ -904,17 +1388,20 @@ def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
 
     The picture comes from the geometry that runs: the descriptor's windows (what it lowers to
     its plan), or the call normalised and validated as the array function does it, so it shows
-    exactly what runs. It is one grid per 2-D slice of the tensor drawn (the input of a slice,
-    the result of a gradient, the whole of a SPLIT or JOIN), with the cells a window reads
-    numbered in output order, the axes read backwards marked, the padding between rows of a
-    descriptor's tensor hatched (``#``) and SPLIT or JOIN parts coloured. Many windows
-    (``slice1_batch`` and its gradient) are drawn on one grid, each cell numbered with the
-    windows that read it, each window outlined and numbered (at most ``MAX_OUTLINES``), with an
-    arrow along a drawn axis it reads backwards, and listed in the text (``MAX_LISTED``). In
-    Jupyter it is drawn as SVG; elsewhere its ``repr`` is text. Large tensors are drawn cut to
-    their first slices, rows and columns, and only what is drawn is computed: a picture costs
-    the same whatever the tensor's size (or, for many windows, a word operation per 64 windows
-    and cell drawn).
+    exactly what runs. It draws the 2-D slices of the tensor (the input of a slice, the result of
+    a gradient, the whole of a SPLIT or JOIN) that the windows read, with the cells a window
+    reads numbered in output order and outlined, the axes read backwards marked, the padding
+    between rows of a descriptor's tensor hatched (``#``) and SPLIT or JOIN parts coloured. A
+    slice larger than ``MAX_ROWS`` by ``MAX_COLUMNS`` cells is drawn whole at a reduced scale with
+    each window outlined on it, and each window at cell scale where its cells are: whole where it
+    fits, else its corners (``CORNER`` cells of each side, with the tensor's row and column
+    numbers). Many windows (``slice1_batch`` and its gradient) are sampled: each cell numbered
+    with the windows that read it, the first ``MAX_OUTLINES`` windows outlined and numbered, with
+    an arrow along a drawn axis they read backwards, the count said, and the first
+    ``MAX_LISTED`` listed in the text. In Jupyter it is drawn as SVG (at most ``MAX_BYTES``);
+    elsewhere its ``repr`` is the cell-scale part as text. Only what is drawn is computed, at
+    most ``MAX_CELLS`` cells: a picture costs about the same whatever the tensor's size (or, for
+    many windows, a word operation per 64 windows and cell drawn).
 
     Parameters
     ----------

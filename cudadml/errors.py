@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import operator
+import reprlib
 
 import numpy as np
 
-__all__ = ["BindingError", "DescriptorError", "ValidationError", "as_int", "int_tuple"]
+__all__ = ["BindingError", "DescriptorError", "ValidationError", "as_int", "int_tuple", "shown_value"]
 
 
 class ValidationError(ValueError):
@@ -22,7 +23,8 @@ class ValidationError(ValueError):
     --------
     >>> import cudadml as cd
     >>> try:
-    ...     cd.slice1([[1, 2], [3, 4]], [0, 0], [2, 3])
+    ...     cd.Slice1OperatorDesc(cd.BufferTensorDesc("float32", [2, 2]), cd.BufferTensorDesc("float32", [2, 3]),
+    ...                           [0, 0], [2, 3], [1, 1])
     ... except cd.ValidationError as e:
     ...     print(e.violations)
     ('Slice1: InputWindowOffsets[1] + InputWindowSizes[1] = 3 exceeds InputTensor.Sizes[1] = 2',)
@@ -67,7 +69,7 @@ class BindingError(ValidationError):
     >>> cd.strided_slice(x, np.s_[::2], out=x[:3])
     Traceback (most recent call last):
         ...
-    cudadml.errors.BindingError: Slice1.execute: outputs[0] overlaps inputs[0] in memory
+    cudadml.errors.BindingError: strided_slice: out overlaps x in memory
     """
 
 
@@ -94,11 +96,13 @@ class Violations:
             raise self.error(self.messages)
 
 
-def as_int(value, field: str, where: str | None = None, expected: str = "an integer") -> int:
+def as_int(value, field: str, where: str | None = None, expected: str = "an integer", *, shown: bool = False) -> int:
     """``value`` as a Python int, by value (NumPy integers count as their value):
     ``TypeError`` naming ``field`` for anything else (floats, even 1.0, NaN, None, bools, strings).
 
-    The one home of the rule "an integer by value"; ``expected`` words what the field takes.
+    The one home of the rule "an integer by value"; ``expected`` words what the field takes,
+    and ``shown`` puts the value in the message (``offsets[1] = 0.5 must be an integer``), as
+    the array functions word their arguments.
     """
     if not isinstance(value, (bool, np.bool_)):  # operator.index takes True (and older NumPy's bool)
         try:
@@ -106,12 +110,29 @@ def as_int(value, field: str, where: str | None = None, expected: str = "an inte
         except TypeError:
             pass
     prefix = f"{where}: " if where else ""
-    raise TypeError(f"{prefix}{field} must be {expected}, not {type(value).__name__}")
+    given = f" = {shown_value(value)}" if shown else ""
+    raise TypeError(f"{prefix}{field}{given} must be {expected}, not {type(value).__name__}")
 
 
-def int_tuple(values, field: str, where: str) -> tuple[int, ...]:
+def int_tuple(values, field: str, where: str, *, shown: bool = False) -> tuple[int, ...]:
     """``values`` as a tuple of Python ints (``as_int`` each); ``TypeError`` naming ``field``
-    for anything else."""
+    (and with ``shown``, the value) for anything else."""
+    if type(values) in (list, tuple) and all(type(v) is int for v in values):
+        return tuple(values)  # the common case: Python ints (not bools), without a call per entry
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{where}: {field} must be a sequence of integers, not {type(values).__name__}")
-    return tuple(as_int(v, f"{field}[{i}]", where) for i, v in enumerate(values))
+        given = f" = {shown_value(values)}" if shown else ""
+        raise TypeError(f"{where}: {field}{given} must be a sequence of integers, not {type(values).__name__}")
+    return tuple(as_int(v, f"{field}[{i}]", where, shown=shown) for i, v in enumerate(values))
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlist = _SHOWN.maxtuple = 8
+_SHOWN.maxstring = _SHOWN.maxother = 40
+
+
+def shown_value(value) -> str:
+    """``value`` as a message shows it: its ``repr``, cut short; an array as its kind and shape."""
+    shape = getattr(value, "shape", None)
+    if shape is not None and not isinstance(value, (np.generic, int, float)):
+        return f"<{type(value).__name__} of shape {tuple(shape)}>"
+    return _SHOWN.repr(value)

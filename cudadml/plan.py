@@ -6,7 +6,7 @@ Two forms:
   over a box of sizes, with signed element strides. SLICE and SLICE1 give one job, SPLIT one
   per output, JOIN one per input.
 * ``SliceGradPlan``: for each output-gradient element, the input-gradient element it receives
-  if the forward slice read it, else 0.
+  if the forward slice read it, else 0 (or a fill: ``cudadml.numpy.pad``'s constant).
 * ``WindowPlan`` and ``WindowGradPlan``: many windows of one array (``slice1_batch``) and their
   gradient. The plan fixes what every call shares (sizes, output layout, number of windows);
   where each window lies comes with each call as a table (input 1), since windows change
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CopyJob", "CopyPlan", "SliceGradPlan", "WindowGradPlan", "WindowPlan"]
+__all__ = ["CopyJob", "CopyPlan", "SliceGradPlan", "WindowGradPlan", "WindowPlan", "fill_pattern"]
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,9 @@ class CopyPlan:
 class SliceGradPlan:
     """Output gradient element ``x`` (over ``sizes``) receives input gradient element
     ``in_offset + sum c_i * in_strides_i`` where, in every dimension, ``x = start + step * c``
-    with ``0 <= c < counts``; every other element receives 0."""
+    with ``0 <= c < counts``; every other element receives 0, or the element in ``fill``: 16
+    bytes that repeat it (``fill_pattern``), whose bytes ``(x * element_size) % 16`` an element
+    at innermost coordinate ``x`` takes, so a plan narrowed to words keeps it as it is."""
 
     element_size: int
     sizes: tuple[int, ...]
@@ -133,6 +135,7 @@ class SliceGradPlan:
     counts: tuple[int, ...]
     in_strides: tuple[int, ...]
     in_offset: int = 0
+    fill: bytes = bytes(16)
 
     @property
     def output_bytes(self) -> int:
@@ -168,7 +171,7 @@ class SliceGradPlan:
             dims.append((size, out_stride, start, step, count, in_stride))
         if not dims:
             dims = [(1, 0, 0, 1, 1, 0)]
-        return SliceGradPlan(self.element_size, *(tuple(col) for col in zip(*dims)), in_offset)
+        return SliceGradPlan(self.element_size, *(tuple(col) for col in zip(*dims)), in_offset, self.fill)
 
     def narrowed(self, width: int) -> SliceGradPlan:
         """The same gradient in ``width``-byte words: each element becomes an innermost run of
@@ -183,6 +186,7 @@ class SliceGradPlan:
             (*self.counts, k),
             (*(s * k for s in self.in_strides), 1),
             self.in_offset * k,
+            self.fill,
         ).simplified()
 
 
@@ -238,6 +242,13 @@ class WindowGradPlan:
     @property
     def output_bytes(self) -> int:
         return self.element_size * math.prod(self.sizes)
+
+
+def fill_pattern(element: bytes) -> bytes:
+    """``SliceGradPlan.fill`` for the bytes of one element of 1, 2, 4, 8 or 16 bytes."""
+    if len(element) not in (1, 2, 4, 8, 16):
+        raise ValueError(f"a fill is an element of 1, 2, 4, 8 or 16 bytes, not {len(element)}")
+    return bytes(element) * (16 // len(element))
 
 
 def grad_element_size(kind) -> int:

@@ -25,12 +25,13 @@ from collections import OrderedDict
 
 import numpy as np
 
+from . import messages
 from ._memory import address_of, element_strides
 from .backends import backend_for, kernels
 from .bindings import Bindings, Slot, check_element_dtype, check_layout
 from .calls import Call, Slice1Batch, Slice1BatchGrad, common_dtype
 from .compiled import CompiledOperator
-from .errors import BindingError
+from .errors import BindingError, DescriptorError
 from .plan import CopyJob, CopyPlan, WindowGradPlan, plan_windows
 from .tensor import MAX_DIMENSIONS, packed_strides
 
@@ -153,25 +154,26 @@ def _as_array(x, name, role):
     return "numpy", np.asarray(x)
 
 
-def _input(x, name):
-    """``(kind, array)`` for an input. NumPy arrays must hold plain data; strides that are not
-    whole elements (a record's field) get a copy. (CuPy has neither object dtypes nor such strides.)"""
-    kind, x = _as_array(x, name, "the input")
+def _input(x, name, role):
+    """``(kind, array)`` for the input the call names ``role`` (``x``, ``xs[2]``). NumPy arrays
+    must hold plain data; strides that are not whole elements (a record's field) get a copy.
+    (CuPy has neither object dtypes nor such strides.)"""
+    kind, x = _as_array(x, name, role)
     if kind == "numpy":
         if x.dtype.kind not in _PLAIN_KINDS:  # bool, integers, floats, complex are plain data
-            check_element_dtype(x.dtype, f"{name}: the input")
+            check_element_dtype(x.dtype, f"{name}: {role}")
         if element_strides(x.shape, x.strides, x.itemsize) is None:
             x = np.array(x, order="C")  # a copy: ascontiguousarray keeps an array NumPy calls contiguous
     return kind, x
 
 
-def _out(kind, out, name):
+def _out(kind, out, name, role="out", source="x"):
     """``out`` as an array of ``kind``; ``TypeError`` for another memory kind or a non-plain dtype."""
-    out_kind, out = _as_array(out, name, "out")
+    out_kind, out = _as_array(out, name, role)
     if out_kind != kind:
-        raise TypeError(f"{name}: out is in {out_kind} memory but the input is in {kind} memory")
+        raise TypeError(f"{name}: {role} is in {out_kind} memory but {source} is in {kind} memory")
     if kind == "numpy":
-        check_element_dtype(out.dtype, f"{name}: out")
+        check_element_dtype(out.dtype, f"{name}: {role}")
     return out
 
 
@@ -301,18 +303,21 @@ class _Plain:
         ):
             kind = "cupy"  # CuPy arrays as they are (nothing to check), without a call per array
         elif len(inputs) == 1:
-            kind, x = _input(inputs[0], name)
+            kind, x = _input(inputs[0], name, operation.ARGUMENT)
             inputs = [x]
         else:
-            converted = [_input(a, name) for a in inputs]
+            what = operation.ARGUMENT
+            converted = [_input(a, name, f"{what}[{k}]") for k, a in enumerate(inputs)]
             kind = converted[0][0]
             if any(k != kind for k, _ in converted):
-                raise TypeError(f"{name}: arrays mix host (NumPy) and device (CuPy) memory")
+                raise TypeError(f"{name}: {what} mix host (NumPy) and device (CuPy) memory")
             inputs = [a for _, a in converted]
         if len(inputs) > 1:
-            common_dtype(name, list(map(_DTYPE, inputs)))
+            common_dtype(name, list(map(_DTYPE, inputs)), operation.ARGUMENT)
         if outs is not None:
-            outs = [_out(kind, o, name) for o in outs]
+            parts = operation.function == "split"  # out= a list of parts; else one array
+            source = operation.ARGUMENT if len(inputs) == 1 else f"{operation.ARGUMENT}[0]"
+            outs = [_out(kind, o, name, f"out[{k}]" if parts else "out", source) for k, o in enumerate(outs)]
         return inputs, outs
 
     run = staticmethod(run)  # no method in between: every NumPy and CuPy call comes this way
@@ -341,7 +346,10 @@ def describe(operation, dtype, shapes) -> tuple:
     rule ``run`` applies before binding (for adapters that run it in pieces)."""
     if dtype.itemsize == 16 and operation.directml_types is False:
         _check_words_rank(operation, shapes[0])
-        words = operation.words().describe(np.dtype(np.uint64), [(*s, 2) for s in shapes])
+        try:
+            words = operation.words().describe(np.dtype(np.uint64), [(*s, 2) for s in shapes])
+        except DescriptorError as e:
+            raise messages.of_words(e, dtype) from None
         return tuple(s[:-1] for s in words.shapes)
     return operation.describe(dtype, shapes).shapes
 
@@ -462,7 +470,10 @@ def _on_words(operation, inputs, outs, stream):
         for o in outs:
             if o.dtype != dtype:
                 raise TypeError(f"{name}: out has dtype {o.dtype}; the result has dtype {dtype}")
-    results = run(operation.words(), [_words(x) for x in inputs], outs and [_words(o) for o in outs], stream)
+    try:
+        results = run(operation.words(), [_words(x) for x in inputs], outs and [_words(o) for o in outs], stream)
+    except DescriptorError as e:
+        raise messages.of_words(e, dtype) from None
     return outs if outs is not None else [_elements(r, dtype) for r in results]
 
 

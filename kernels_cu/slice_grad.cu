@@ -3,8 +3,9 @@
 // Entry point (template, instantiated by name from Python):
 //   slice_grad<E, V, I, R>  each work item owns V consecutive output-gradient elements along
 //                           the innermost dimension and writes each exactly once: the input
-//                           gradient where the forward slice read that element, else 0.
-//                           No zero-fill pass, no atomics.
+//                           gradient where the forward slice read that element, else the
+//                           fill (0 for SLICE_GRAD; a constant for cudadml.numpy.pad).
+//                           No fill pass, no atomics.
 // E: element bytes (1, 2, 4, 8); V: 1, or 16 / E when the output's innermost stride is 1
 // (a full, aligned group then leaves in one 16-byte store); I: int or long long; R: rank 1..8.
 // Supplied by Python (cudadml/backends/kernels.py): GradParams by value, built from a NumPy
@@ -17,6 +18,9 @@
 template <typename I, int R>
 struct GradParams {
     u64 src, dst;          // input gradient's first window element; output gradient's element 0
+    unsigned fill[4];      // what elements the slice did not read receive: 16 bytes of a pattern
+                           // that repeats the element (all 0 for SLICE_GRAD), bytes (x * E) % 16
+                           // for innermost coordinate x
     I count;               // work items
     I inner;               // output elements along the innermost dimension
     Divider<I> sizes[R];   // the work box (the innermost counts groups of V elements)
@@ -26,6 +30,43 @@ struct GradParams {
     I counts[R];
     I src_strides[R];      // signed, in elements, for c
 };
+
+// The fill of the element at innermost coordinate x: bytes [(x * E) % 16, + E) of the pattern.
+// E divides 16 and a row starts on an element, so these are the element's bytes, or, in a plan
+// narrowed to words (an unaligned binding), the word's bytes of it. Selected, not indexed, so
+// the pattern is read from the parameters as it is (no stack frame).
+template <typename W, int E, typename I>
+__device__ __forceinline__ W fill_at(const unsigned (&f)[4], I x) {
+    const int at = (int)(x & 15) * E & 15;
+    const unsigned low = at < 8 ? (at < 4 ? f[0] : f[1]) : (at < 12 ? f[2] : f[3]);
+    if (E == 8) return (W)(low | (u64)(at < 8 ? f[1] : f[3]) << 32);
+    return (W)(low >> (8 * (at % 4)));
+}
+
+// The lanes of a group that were not read (bit v of `taken` clear for lane v) receive the fill,
+// into words that hold 0 there. A V > 1 group starts at a multiple of 16 bytes: its lanes are
+// the pattern as it is. With a fill of 0 the words are as they were.
+template <typename W, int E, int V, typename I>
+__device__ __forceinline__ void fill_lanes(unsigned (&words)[4], unsigned taken, const unsigned (&f)[4], I first) {
+    if (V == 1) {
+        if (!taken) put_lane(words, 0, fill_at<W, E>(f, first));
+        return;
+    }
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+        unsigned kept;  // the bytes of word w that lanes read
+        if (E == 1) {
+            // Bits 4w .. 4w + 3 to bytes 0 .. 3 (the shifted copies of m never meet: no carries).
+            kept = ((taken >> (4 * w) & 15u) * 0x00204081u & 0x01010101u) * 255u;
+        } else if (E == 2) {
+            const unsigned m = taken >> (2 * w) & 3u;
+            kept = (m & 1u ? 0x0000ffffu : 0u) | (m & 2u ? 0xffff0000u : 0u);
+        } else {
+            kept = taken >> (w * 4 / E) & 1u ? ~0u : 0u;
+        }
+        words[w] |= f[w] & ~kept;
+    }
+}
 
 // Whether coordinate x of dimension d (an outer one) was read, and if so its window index c.
 template <typename I, int R>
@@ -85,15 +126,20 @@ slice_grad(const __grid_constant__ GradParams<I, R> p) {
         const W* from = src + s + c * p.src_strides[R - 1];  // what window index c reads
         // The group's V elements (V * E <= 16 bytes) as the lanes of four words.
         unsigned words[4] = {0, 0, 0, 0};
+        unsigned taken = 0;  // bit v: lane v was read
 #pragma unroll
         for (int v = 0; v < V; ++v) {
             if (v == next) {
-                if (read && c < p.counts[R - 1] && first + v < p.inner) put_lane(words, v * E, __ldg(from));
+                if (read && c < p.counts[R - 1] && first + v < p.inner) {
+                    put_lane(words, v * E, __ldg(from));
+                    taken |= 1u << v;
+                }
                 ++c;
                 from += p.src_strides[R - 1];
                 next += stride;
             }
         }
+        fill_lanes<W, E, V>(words, taken, p.fill, first);
         W* out = dst + o + first * p.dst_strides[R - 1];
         if (V > 1 && first + V <= p.inner && (reinterpret_cast<u64>(out) & 15) == 0) {
             // V > 1 only where the innermost output stride is 1: the group is 16 contiguous bytes.

@@ -106,8 +106,14 @@ LAUNDERED = [
         lambda x: cd.strided_slice(x, 0, feature_level=12288.0),
         id="float-feature-level",
     ),
-    pytest.param(lambda x: cd.slice(x, [0, 0], [1, 2]), lambda x: cd.slice(x, [0.0, 0], [1, 2]), id="float-offsets"),
-    pytest.param(lambda x: cd.split(x, 2, axis=1), lambda x: cd.split(x, 2, axis=1.0), id="float-split-axis"),
+    pytest.param(
+        lambda x: cd.slice(x, offsets=[0, 0], sizes=[1, 2]),
+        lambda x: cd.slice(x, offsets=[0.0, 0], sizes=[1, 2]),
+        id="float-offsets",
+    ),
+    pytest.param(
+        lambda x: cd.split(x, parts=2, axis=1), lambda x: cd.split(x, parts=2, axis=1.0), id="float-split-axis"
+    ),
     pytest.param(
         lambda x: cd.strided_slice(x, 0, directml_types=True),
         lambda x: cd.strided_slice(x, 0, directml_types=1),
@@ -176,7 +182,7 @@ def test_output_that_overlaps_itself_through_strides_is_refused(xp):
     buf = xp.asarray(random_array((32,), np.float32, np.random.default_rng(1)))
     out = xp.lib.stride_tricks.as_strided(buf, (4, 4), (4, 4))  # rows shifted by one element
     before = to_host(buf).copy()
-    with pytest.raises(cd.BindingError, match=re.escape("outputs[0] overlaps itself")):
+    with pytest.raises(cd.BindingError, match=re.escape("strided_slice: out overlaps itself")):
         cd.strided_slice(xp.ones((4, 4), np.float32), np.s_[:], out=out)
     assert to_host(buf).tobytes() == before.tobytes()
 
@@ -191,7 +197,7 @@ def test_interleaved_views_that_share_no_element_are_accepted(xp):
 
     y = xp.asarray(np.full((3, 8), -1.0))
     z = xp.asarray(np.arange(12.0).reshape(3, 4))
-    cd.split(z, 2, axis=1, out=[y[:, 0::4], y[:, 2::4]])
+    cd.split(z, parts=2, axis=1, out=[y[:, 0::4], y[:, 2::4]])
     host = to_host(y)
     assert np.array_equal(host[:, 0::4], to_host(z)[:, :2])
     assert np.array_equal(host[:, 2::4], to_host(z)[:, 2:])
@@ -202,8 +208,8 @@ def test_views_sharing_one_element_are_refused(xp):
     y = xp.asarray(np.full((4, 8), -1.0))
     x = xp.asarray(np.arange(8.0).reshape(2, 4))
     before = to_host(y).copy()
-    with pytest.raises(cd.BindingError, match=re.escape("outputs[1] overlaps outputs[0] in memory")):
-        cd.split(x, 2, axis=1, out=[y[:2, 0:4:2], y[1:3, 2:6:2]])  # y[1, 2] is in both
+    with pytest.raises(cd.BindingError, match=re.escape("split: out[1] overlaps out[0] in memory")):
+        cd.split(x, parts=2, axis=1, out=[y[:2, 0:4:2], y[1:3, 2:6:2]])  # y[1, 2] is in both
     assert to_host(y).tobytes() == before.tobytes()
 
 
@@ -231,14 +237,14 @@ def test_descriptor_outputs_interleaved_in_one_buffer(rng):
 def _many_binding_calls(n):
     """Calls of ``n`` bindings each: a compiled split's execute, split, split(out=), join."""
     x = np.random.default_rng(3).random((4, n), dtype=np.float32)
-    parts = cd.split(x, n, axis=1)
+    parts = cd.split(x, split_sizes=n, axis=1)
     desc = cd.SplitOperatorDesc(cd.BufferTensorDesc(F32, x.shape), [cd.BufferTensorDesc(F32, (4, 1))] * n, axis=1)
     op = desc.compile()
     outs = [aligned_empty(16).view(np.float32) for _ in range(n)]
     calls = {
         "execute": lambda: op.execute([x], outs),
-        "split": lambda: cd.split(x, n, axis=1),
-        "split(out=)": lambda: cd.split(x, n, axis=1, out=parts),
+        "split": lambda: cd.split(x, split_sizes=n, axis=1),
+        "split(out=)": lambda: cd.split(x, split_sizes=n, axis=1, out=parts),
         "join": lambda: cd.join(parts, axis=1),
     }
     return x, parts, outs, calls
@@ -271,12 +277,12 @@ def test_many_bindings_with_one_overlap_name_it(xp):
     x = xp.asarray(np.arange(4 * 1000, dtype=np.float32).reshape(4, 1000))
     outs = [xp.full((4, 1), -1, np.float32) for _ in range(1000)]
     outs[700] = outs[3]
-    with pytest.raises(cd.BindingError, match=re.escape("outputs[700] overlaps outputs[3] in memory")):
-        cd.split(x, 1000, axis=1, out=outs)
+    with pytest.raises(cd.BindingError, match=re.escape("split: out[700] overlaps out[3] in memory")):
+        cd.split(x, parts=1000, axis=1, out=outs)
     assert all(np.all(to_host(o) == -1) for o in outs)
     base = xp.asarray(np.arange(4 * 20, dtype=np.float32).reshape(4, 20))
     before = to_host(base).copy()
-    with pytest.raises(cd.BindingError, match=re.escape("outputs[0] overlaps inputs[5] in memory")):
+    with pytest.raises(cd.BindingError, match=re.escape("join: out overlaps xs[5] in memory")):
         cd.join([base[:, k : k + 1] for k in range(10)], axis=1, out=base[:, 5:15])
     assert to_host(base).tobytes() == before.tobytes()
 
@@ -285,13 +291,13 @@ def test_split_and_join_of_many_parts(xp, rng):
     x = xp.asarray(random_array((6, 300), np.int16, rng))
     sizes = [int(s) for s in rng.integers(0, 4, 100)]
     sizes[-1] += 300 - sum(sizes)
-    parts = cd.split(x, sizes, axis=1)
+    parts = cd.split(x, split_sizes=sizes, axis=1)
     host = to_host(x)
     for part, want in zip(parts, np.split(host, np.cumsum(sizes)[:-1], axis=1)):
         assert _same(part, want)
     assert _same(cd.join(parts, axis=1), host)
     outs = [xp.empty_like(p) for p in parts]
-    cd.split(x, sizes, axis=1, out=outs)
+    cd.split(x, split_sizes=sizes, axis=1, out=outs)
     assert _same(cd.join(outs, axis=1), host)
 
 
@@ -327,7 +333,7 @@ def test_arrays_at_any_address(xp, rng, dtype, shift):
     dy = _unaligned(xp, host[::2, 1::3].shape, dtype, rng, shift)
     dy[...] = xp.asarray(host[::2, 1::3])
     assert _same(cd.strided_slice_grad(dy, host.shape, np.s_[::2, 1::3]), grad)
-    parts = cd.split(x, [3, 0, 7], axis=1)
+    parts = cd.split(x, split_sizes=[3, 0, 7], axis=1)
     for part, want in zip(parts, np.split(host, [3, 3], axis=1)):
         assert _same(part, want)
     assert _same(cd.join([x, x[:, :3]], axis=1), np.concatenate([host, host[:, :3]], axis=1))
@@ -338,19 +344,19 @@ def test_arrays_at_any_address(xp, rng, dtype, shift):
 
 def test_empty_arrays_as_numpy(xp):
     a = np.zeros((2, 0), np.float32)
-    for got, want in zip(cd.split(xp.asarray(a), 2), np.split(a, 2)):
+    for got, want in zip(cd.split(xp.asarray(a), parts=2), np.split(a, 2)):
         assert got.shape == want.shape
     joined = cd.join([xp.zeros((2, 0)), xp.zeros((3, 0))])
     assert joined.shape == np.concatenate([np.zeros((2, 0)), np.zeros((3, 0))]).shape
     x = xp.asarray(np.arange(8.0).reshape(2, 4))
-    first = cd.split(x, [0, 4], axis=1)
-    again = cd.split(x, [0, 4], axis=1, out=first)
+    first = cd.split(x, split_sizes=[0, 4], axis=1)
+    again = cd.split(x, split_sizes=[0, 4], axis=1, out=first)
     assert [p.shape for p in again] == [(2, 0), (2, 4)]
     assert np.array_equal(to_host(again[1]), to_host(x))
     assert cd.join(p for p in [x, x]).shape == (4, 4)
-    assert cd.slice(x, [0, 1], [2, 0]).shape == (2, 0)
-    assert cd.slice1(xp.zeros((3, 0)), [0, 0], [2, 0]).shape == (2, 0)
-    grad = cd.slice_grad(xp.zeros((0, 2)), (3, 4), [1, 0], [0, 4], [1, 2])
+    assert cd.slice(x, offsets=[0, 1], sizes=[2, 0]).shape == (2, 0)
+    assert cd.slice1(xp.zeros((3, 0)), window_offsets=[0, 0], window_sizes=[2, 0]).shape == (2, 0)
+    grad = cd.slice_grad(xp.zeros((0, 2)), (3, 4), window_offsets=[1, 0], window_sizes=[0, 4], window_strides=[1, 2])
     assert grad.shape == (3, 4) and not to_host(grad).any()
     with pytest.raises(ValueError, match="needs at least one array"):
         cd.join([])
@@ -358,7 +364,7 @@ def test_empty_arrays_as_numpy(xp):
 
 def test_split_parts_are_views_of_one_allocation(xp, rng):
     x = xp.asarray(random_array((5, 12), np.int16, rng))
-    parts = cd.split(x, [3, 4, 5], axis=1)
+    parts = cd.split(x, split_sizes=[3, 4, 5], axis=1)
     owners = {id(p.base) if xp is np else p.data.mem for p in parts}
     assert len(owners) == 1
     for part, want in zip(parts, np.split(to_host(x), [3, 7], axis=1)):
@@ -372,8 +378,14 @@ def test_the_cache_tells_operations_with_equal_parameters_apart():
     """SLICE_GRAD's (input_shape, offsets, sizes, strides) and SLICE1's (offsets, sizes,
     strides, output_sizes) can hold the same numbers: the calls must not share an entry."""
     dy = np.arange(4, dtype=np.int32).reshape(2, 2)
-    assert cd.slice_grad(dy, (0, 0), (2, 2), (2, 2), (1, 1)).shape == (0, 0)  # an empty gradient
-    assert np.array_equal(cd.slice1(dy, (0, 0), (2, 2), (2, 2), output_sizes=(1, 1)), dy[:1, :1])
+    assert cd.slice_grad(dy, (0, 0), window_offsets=(2, 2), window_sizes=(2, 2), window_strides=(1, 1)).shape == (
+        0,
+        0,
+    )  # an empty gradient
+    assert np.array_equal(
+        cd.slice1(dy, window_offsets=(0, 0), window_sizes=(2, 2), window_strides=(2, 2), output_sizes=(1, 1)),
+        dy[:1, :1],
+    )
 
 
 def test_array_cache_is_bounded_in_bytes(monkeypatch):
@@ -381,7 +393,7 @@ def test_array_cache_is_bounded_in_bytes(monkeypatch):
     runner._CACHE.clear()
     x = np.arange(4 * 64, dtype=np.int8).reshape(4, 64)
     for parts in range(1, 65):
-        cd.split(x, parts if 64 % parts == 0 else [1] * 64, axis=1)
+        cd.split(x, split_sizes=parts if 64 % parts == 0 else [1] * 64, axis=1)
         cd.strided_slice(x, np.s_[:, parts:])
         assert runner._CACHE.nbytes <= 200_000
     assert 0 < len(runner._CACHE) < 128
@@ -415,11 +427,11 @@ def test_cache_entry_estimate_covers_what_it_holds():
 
     runner._CACHE.clear()
     x = np.zeros((2, 2000), np.float32)
-    cd.split(x, 2000, axis=1)  # warm imports and the NumPy machinery
+    cd.split(x, parts=2000, axis=1)  # warm imports and the NumPy machinery
     runner._CACHE.clear()
     tracemalloc.start()
     try:
-        cd.split(x, 2000, axis=1)
+        cd.split(x, parts=2000, axis=1)
         held = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
@@ -439,7 +451,7 @@ def test_threads_share_the_cache_and_get_exact_results():
                 step = int(rng.choice([1, 2, -1, -3]))
                 key = np.s_[::step, a:b]
                 assert np.array_equal(cd.strided_slice(x, key), x[key])
-                parts = cd.split(x, [a, b - a, 30 - b], axis=1)
+                parts = cd.split(x, split_sizes=[a, b - a, 30 - b], axis=1)
                 assert np.array_equal(cd.join(parts, axis=1), x)
         except Exception as e:  # reported below, in the main thread
             errors.append(e)

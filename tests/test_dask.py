@@ -98,15 +98,20 @@ def test_windows_and_gradients_match_numpy(compute, rng, chunks):
         lazy += [y, cd.strided_slice_grad(dy, x.shape, key)]
         expected += [x[key], g]
     for offsets, sizes, strides, output_sizes in SLICE1:
-        y = cd.slice1(dx, offsets, sizes, strides, output_sizes=output_sizes)
+        y = cd.slice1(dx, window_offsets=offsets, window_sizes=sizes, window_strides=strides, output_sizes=output_sizes)
         windows = list(zip(copy_start(offsets, sizes, strides), strides, y.shape))
         dy = random_array(y.shape, np.float32, rng)
         g = np.zeros_like(x)
         g[window_index(windows)] = dy
-        lazy += [y, cd.slice_grad(da.from_array(dy, chunks=3), x.shape, offsets, sizes, strides)]
+        lazy += [
+            y,
+            cd.slice_grad(
+                da.from_array(dy, chunks=3), x.shape, window_offsets=offsets, window_sizes=sizes, window_strides=strides
+            ),
+        ]
         expected += [x[window_index(windows)], g]
     for offsets, sizes, strides in SLICE:
-        lazy.append(cd.slice(dx, offsets, sizes, strides))
+        lazy.append(cd.slice(dx, offsets=offsets, sizes=sizes, strides=strides))
         expected.append(x[window_index(zip(offsets, strides, sizes))])
     for got, want in zip(compute(*lazy), expected):
         assert same(got, want)
@@ -119,7 +124,7 @@ def test_split_and_join_match_numpy(compute, rng, chunks):
     cases = [([3, 6, 0, 7], 0), ([8, 1, 1, 6], 0), (2, 0), ([4, 4, 2], 1), ([1, 9], -1)]
     lazy, expected = [], []
     for sizes, axis in cases:
-        parts = cd.split(dx, sizes, axis)
+        parts = cd.split(dx, split_sizes=sizes, axis=axis)
         cuts = np.cumsum(sizes)[:-1] if isinstance(sizes, list) else sizes
         lazy += [*parts, cd.join(parts[::-1], axis)]
         numpy_parts = np.split(x, cuts, axis)
@@ -139,7 +144,7 @@ def test_size_one_chunks_and_user_chunks(compute, rng):
     assert y.chunks == ((2, 1), (3, 1))
     g = cd.strided_slice_grad(y, x.shape, key, chunks=((6,), (2, 3)))
     assert g.chunks == ((6,), (2, 3))
-    parts = cd.split(dx, [2, 4], 0, chunks=[(2, 5), -1])
+    parts = cd.split(dx, split_sizes=[2, 4], axis=0, chunks=[(2, 5), -1])
     assert [p.chunks for p in parts] == [((2,), (5,)), ((4,), (5,))]
     j = cd.join(parts, 0, chunks=(4, 2))
     assert j.chunks == ((4, 2), (2, 2, 1))
@@ -154,7 +159,7 @@ def test_sixteen_byte_elements_move_as_words(compute, rng):
     dx = da.from_array(x, chunks=((2, 5), (3, 1)))
     key = np.s_[::-3, 1:]
     y = cd.strided_slice(dx, key, directml_types=False)
-    parts = cd.split(dx, [3, 4], directml_types=False)
+    parts = cd.split(dx, split_sizes=[3, 4], directml_types=False)
     for got, want in zip(compute(y, *parts), [x[key], x[:3], x[3:]]):
         assert same(got, want)
 
@@ -174,12 +179,14 @@ def _untouchable(shape, chunks, dtype=np.float32):
 def test_nothing_computes_until_compute():
     x = _untouchable((16, 10), IRREGULAR)
     results = [
-        cd.slice(x, [1, 0], [5, 10], [3, 1]),
-        cd.slice1(x, [1, 2], [14, 7], [-3, 2]),
-        cd.slice_grad(_untouchable((5, 4), 2), (16, 10), [1, 2], [14, 7], [-3, 2]),
+        cd.slice(x, offsets=[1, 0], sizes=[5, 10], strides=[3, 1]),
+        cd.slice1(x, window_offsets=[1, 2], window_sizes=[14, 7], window_strides=[-3, 2]),
+        cd.slice_grad(
+            _untouchable((5, 4), 2), (16, 10), window_offsets=[1, 2], window_sizes=[14, 7], window_strides=[-3, 2]
+        ),
         cd.strided_slice(x, np.s_[::-2, 3]),
         cd.strided_slice_grad(_untouchable((8,), 3), (16, 10), np.s_[::-2, 3]),
-        *cd.split(x, [4, 12], 0),
+        *cd.split(x, split_sizes=[4, 12], axis=0),
         cd.join([x, x], 1),
     ]
     for result in results:
@@ -201,7 +208,7 @@ def _deps(array, key):
 @pytest.mark.parametrize("offsets, sizes, strides, output_sizes", SLICE1)
 def test_each_output_chunk_reads_only_the_input_chunks_it_needs(offsets, sizes, strides, output_sizes):
     x = da.zeros((16, 10), dtype=np.float32, chunks=IRREGULAR)
-    y = cd.slice1(x, offsets, sizes, strides, output_sizes=output_sizes)
+    y = cd.slice1(x, window_offsets=offsets, window_sizes=sizes, window_strides=strides, output_sizes=output_sizes)
     bounds = [np.cumsum((0, *c)) for c in x.chunks]
     starts = copy_start(offsets, sizes, strides)
     out_bounds = [np.cumsum((0, *c)) for c in y.chunks]
@@ -216,7 +223,7 @@ def test_each_output_chunk_reads_only_the_input_chunks_it_needs(offsets, sizes, 
 def test_gradient_chunks_the_window_misses_are_zeros_that_read_nothing():
     dy = da.zeros((3, 4), dtype=np.int32, chunks=((2, 1), (3, 1)))
     offsets, sizes, strides = [20, 5], [7, 8], [3, -2]
-    g = cd.slice_grad(dy, (40, 30), offsets, sizes, strides, chunks=(8, 6))
+    g = cd.slice_grad(dy, (40, 30), window_offsets=offsets, window_sizes=sizes, window_strides=strides, chunks=(8, 6))
     positions = [s + st * np.arange(n) for s, st, n in zip(copy_start(offsets, sizes, strides), strides, dy.shape)]
     dy_bounds = [np.cumsum((0, *c)) for c in dy.chunks]
     untouched = 0
@@ -233,13 +240,20 @@ def test_gradient_chunks_the_window_misses_are_zeros_that_read_nothing():
     values = np.arange(12, dtype=np.int32).reshape(3, 4)
     expected[np.ix_(*positions)] = values
     assert same(
-        cd.slice_grad(da.from_array(values, chunks=dy.chunks), (40, 30), offsets, sizes, strides).compute(), expected
+        cd.slice_grad(
+            da.from_array(values, chunks=dy.chunks),
+            (40, 30),
+            window_offsets=offsets,
+            window_sizes=sizes,
+            window_strides=strides,
+        ).compute(),
+        expected,
     )
 
 
 def test_aligned_split_and_join_alias_whole_chunks():
     x = da.zeros((16, 10), dtype=np.float32, chunks=IRREGULAR)
-    parts = cd.split(x, [8, 1, 7], 0)  # part boundaries on chunk boundaries
+    parts = cd.split(x, split_sizes=[8, 1, 7], axis=0)  # part boundaries on chunk boundaries
     assert [p.chunks[0] for p in parts] == [(3, 5), (1,), (7,)]
     keys = [key for p in parts for key in p.dask.layers[p.name].values()]
     assert keys == [(x.name, i, j) for i in range(4) for j in range(3)]  # aliases, no task
@@ -247,14 +261,14 @@ def test_aligned_split_and_join_alias_whole_chunks():
     joined = cd.join(parts, 0)
     assert joined.chunks == x.chunks
     assert all(type(v) is tuple and v[0] in {p.name for p in parts} for v in joined.dask.layers[joined.name].values())
-    unaligned = cd.split(x, [4, 12], 0)
+    unaligned = cd.split(x, split_sizes=[4, 12], axis=0)
     assert unaligned[0].chunks[0] == (3, 1) and unaligned[1].chunks[0] == (4, 1, 7)
     assert unaligned[0].dask.layers[unaligned[0].name][(unaligned[0].name, 0, 0)] == (x.name, 0, 0)
 
 
 def test_a_join_of_10_000_parts_finds_each_chunks_parts_by_bisection():
     x = da.from_array(np.arange(10_000.0), chunks=7)
-    parts = cd.split(x, 10_000, 0)
+    parts = cd.split(x, parts=10_000, axis=0)
     started = time.perf_counter()
     joined = cd.join(parts, 0)
     assert time.perf_counter() - started < 3  # 18 s when each chunk scanned every part
@@ -319,7 +333,7 @@ def test_join_errors_are_numpys():
 def test_a_whole_array_past_one_buffer_is_validated_but_its_chunks_must_fit_one():
     big = da.zeros((2**20, 2**13), dtype=np.float32, chunks=(2**14, 2**13))  # 2^33 elements, lazily
     assert cd.strided_slice(big, np.s_[::-2]).shape == (2**19, 2**13)
-    assert len(cd.split(big, 64)) == 64
+    assert len(cd.split(big, parts=64)) == 64
     with pytest.raises(cd.DescriptorError, match="buffer tensor may span"):
         cd.strided_slice(np.broadcast_to(np.float32(0), (2**20, 2**13)), np.s_[::-2])  # NumPy: one buffer
     with pytest.raises(cd.DescriptorError, match=r"a chunk of shape \(524288, 8192\) holds 4294967296 elements"):
@@ -332,17 +346,22 @@ def test_a_whole_array_past_one_buffer_is_validated_but_its_chunks_must_fit_one(
 def test_refusals():
     x = da.zeros((4, 4), dtype=np.float32, chunks=2)
     with pytest.raises(TypeError, match="out= cannot be used with Dask arrays: a Dask array is immutable"):
-        cd.slice1(x, [0, 0], [2, 2], out=np.empty((2, 2), np.float32))
+        cd.slice1(x, window_offsets=[0, 0], window_sizes=[2, 2], out=np.empty((2, 2), np.float32))
     with pytest.raises(TypeError, match="out= cannot be used with Dask arrays"):
-        cd.slice1(np.zeros((4, 4), np.float32), [0, 0], [2, 2], out=da.zeros((2, 2), dtype=np.float32))
+        cd.slice1(
+            np.zeros((4, 4), np.float32),
+            window_offsets=[0, 0],
+            window_sizes=[2, 2],
+            out=da.zeros((2, 2), dtype=np.float32),
+        )
     with pytest.raises(TypeError, match="stream= does not apply to Dask arrays"):
-        cd.split(x, 2, stream=object())
+        cd.split(x, parts=2, stream=object())
     with pytest.raises(TypeError, match=r"join: xs\[1\] is a ndarray; a call with Dask arrays takes only Dask"):
         cd.join([x, np.zeros((4, 4), np.float32)])
     with pytest.raises(TypeError, match=r"join: xs\[0\] is a ndarray"):
         cd.join([np.zeros((4, 4), np.float32), x])
     with pytest.raises(TypeError, match="chunks= is for Dask arrays; this call has none"):
-        cd.slice1(np.zeros((4, 4), np.float32), [0, 0], [2, 2], chunks=2)
+        cd.slice1(np.zeros((4, 4), np.float32), window_offsets=[0, 0], window_sizes=[2, 2], chunks=2)
     masked = da.from_array(np.ma.masked_array(np.zeros(4, np.float32)), chunks=2)
     with pytest.raises(TypeError, match="has chunks of type MaskedArray; Dask arrays of NumPy or CuPy chunks"):
         cd.strided_slice(masked, np.s_[::2])
@@ -350,7 +369,7 @@ def test_refusals():
     with pytest.raises(ValueError, match=r"x has unknown chunk sizes \(NaN\); call x.compute_chunk_sizes\(\) first"):
         cd.strided_slice(unknown, np.s_[::2])
     with pytest.raises(ValueError, match="3 chunks= values for 2 parts"):
-        cd.split(x, 2, chunks=[1, 1, 1])
+        cd.split(x, parts=2, chunks=[1, 1, 1])
 
 
 def test_empty_results_are_numpys(compute):
@@ -359,10 +378,10 @@ def test_empty_results_are_numpys(compute):
     empty_dy = da.zeros((0, 4), dtype=np.int64, chunks=2)
     lazy = [
         cd.strided_slice(dx, np.s_[2:1]),
-        *cd.split(dx, [0, 3, 0], 0),
+        *cd.split(dx, split_sizes=[0, 3, 0], axis=0),
         cd.join([dx[:0], dx[:0]], 0),
         cd.strided_slice_grad(empty_dy, (3, 4), np.s_[2:2]),
-        cd.slice1(dx, [0, 0], [3, 4], output_sizes=[0, 4]),
+        cd.slice1(dx, window_offsets=[0, 0], window_sizes=[3, 4], output_sizes=[0, 4]),
     ]
     expected = [x[2:1], x[:0], x, x[3:], np.zeros((0, 4), np.int64), np.zeros_like(x), x[:0]]
     for got, want in zip(compute(*lazy), expected):
@@ -385,7 +404,7 @@ def test_cupy_chunks_run_through_the_kernels(rng):
     key = np.s_[1:14:2, ::-3]
     y = cd.strided_slice(dx, key)
     g = cd.strided_slice_grad(y, x.shape, key)
-    parts = cd.split(dx, [4, 12], 0)
+    parts = cd.split(dx, split_sizes=[4, 12], axis=0)
     joined = cd.join(parts[::-1], 0)
     assert isinstance(y._meta, cupy.ndarray) and isinstance(joined._meta, cupy.ndarray)
     expected_g = np.zeros_like(x)
@@ -409,7 +428,7 @@ def test_two_gpus_with_local_cuda_cluster(rng):
     with dask_cuda.LocalCUDACluster(n_workers=2) as local, distributed.Client(local) as client:
         y = cd.strided_slice(dx, key)
         g = cd.strided_slice_grad(y, x.shape, key)
-        parts = cd.split(dx, 8, 0)
+        parts = cd.split(dx, parts=8, axis=0)
         joined = cd.join(parts, 1)
         results = dask.compute(y, g, *parts, joined, scheduler=client)
     expected_g = np.zeros_like(x)
@@ -440,7 +459,7 @@ def test_random_keys_and_chunkings_match_numpy(rng):
         g = cd.strided_slice_grad(y, shape, key)
         expected = np.zeros_like(x)
         expected[key] = x[key]
-        parts = cd.split(dx, [2, shape[0] - 2] if shape[0] > 2 else 1, 0)
+        parts = cd.split(dx, split_sizes=[2, shape[0] - 2] if shape[0] > 2 else 1, axis=0)
         got = dask.compute(y, g, cd.join(parts, 0), scheduler="sync")
         assert same(got[0], x[key]) and same(got[1], expected) and same(got[2], x), (shape, dx.chunks, key)
 
@@ -455,17 +474,29 @@ def test_many_windows_match_numpy(compute, rng, per_sample):
     offsets = np.array([[rng.integers(0, b - s + 1) for b, s in zip(bounds, sizes)] for _ in range(n)])
     strides = rng.choice([1, -1], (n, d))
     for chunks in (None, 3):
-        lazy = cd.slice1_batch(dx, offsets, sizes, strides, per_sample=per_sample, chunks=chunks)
+        lazy = cd.slice1_batch(
+            dx, window_offsets=offsets, window_sizes=sizes, window_strides=strides, per_sample=per_sample, chunks=chunks
+        )
         assert isinstance(lazy, da.Array)
         (got,) = compute(lazy)
-        assert same(got, cd.slice1_batch(x, offsets, sizes, strides, per_sample=per_sample))
+        assert same(
+            got,
+            cd.slice1_batch(
+                x, window_offsets=offsets, window_sizes=sizes, window_strides=strides, per_sample=per_sample
+            ),
+        )
     own = np.array([[rng.integers(1, b + 1) for b in bounds] for _ in range(n)])
     offsets = np.array([[rng.integers(0, b - s + 1) for b, s in zip(bounds, row)] for row in own])
-    parts = cd.slice1_batch(dx, offsets, own, strides, per_sample=per_sample)
+    parts = cd.slice1_batch(dx, window_offsets=offsets, window_sizes=own, window_strides=strides, per_sample=per_sample)
     assert isinstance(parts, list) and all(isinstance(p, da.Array) for p in parts)
-    for got, want in zip(compute(*parts), cd.slice1_batch(x, offsets, own, strides, per_sample=per_sample)):
+    for got, want in zip(
+        compute(*parts),
+        cd.slice1_batch(x, window_offsets=offsets, window_sizes=own, window_strides=strides, per_sample=per_sample),
+    ):
         assert same(got, want)
     with pytest.raises(cd.DescriptorError, match="window 0"):
-        cd.slice1_batch(dx, np.full((n, d), 50), sizes, per_sample=per_sample)
+        cd.slice1_batch(dx, window_offsets=np.full((n, d), 50), window_sizes=sizes, per_sample=per_sample)
     with pytest.raises(TypeError, match="does not take Dask arrays"):
-        cd.slice1_batch_grad(da.from_array(np.ones((1, 2, 2, 2))), x.shape, [[0, 0, 0]], (2, 2, 2))
+        cd.slice1_batch_grad(
+            da.from_array(np.ones((1, 2, 2, 2))), x.shape, window_offsets=[[0, 0, 0]], window_sizes=(2, 2, 2)
+        )

@@ -215,7 +215,7 @@ def test_emulated_numpy_runs_the_kernels_not_the_reference(monkeypatch):
     x = np.arange(60, dtype=np.int16).reshape(3, 4, 5)
     with emulated():
         assert np.array_equal(cd.strided_slice(x, (slice(None, None, -1), 2)), x[::-1, 2])
-        assert np.array_equal(cd.join(cd.split(x, [1, 3], axis=1), axis=1), x)
+        assert np.array_equal(cd.join(cd.split(x, split_sizes=[1, 3], axis=1), axis=1), x)
         grad = np.zeros_like(x)
         grad[1:, ::2] = x[1:, ::2]
         assert np.array_equal(
@@ -553,20 +553,28 @@ def _calls(host, dy, dense_dy):
     grad[0::2, 1::3] = dy
     dense = np.zeros_like(host)
     dense[1:5, 5:35] = dense_dy
-    yield "slice rows", [host[1:6, 2:38]], lambda x, outs: cd.slice(x, [1, 2], [5, 36], out=outs[0])
-    yield "slice elements", [host[::2, 1::3]], lambda x, outs: cd.slice(x, [0, 1], [3, 13], [2, 3], out=outs[0])
+    yield "slice rows", [host[1:6, 2:38]], lambda x, outs: cd.slice(x, offsets=[1, 2], sizes=[5, 36], out=outs[0])
+    yield (
+        "slice elements",
+        [host[::2, 1::3]],
+        lambda x, outs: cd.slice(x, offsets=[0, 1], sizes=[3, 13], strides=[2, 3], out=outs[0]),
+    )
     yield (
         "slice_grad",
         [grad],
-        lambda x, outs: cd.slice_grad(_placed(dy, x), host.shape, [0, 1], [6, 39], [2, 3], out=outs[0]),
+        lambda x, outs: cd.slice_grad(
+            _placed(dy, x), host.shape, window_offsets=[0, 1], window_sizes=[6, 39], window_strides=[2, 3], out=outs[0]
+        ),
     )
     yield (
         "slice_grad dense",
         [dense],
-        lambda x, outs: cd.slice_grad(_placed(dense_dy, x), host.shape, [1, 5], [4, 30], out=outs[0]),
+        lambda x, outs: cd.slice_grad(
+            _placed(dense_dy, x), host.shape, window_offsets=[1, 5], window_sizes=[4, 30], out=outs[0]
+        ),
     )
     parts = np.split(host, [7, 37], axis=1)
-    yield "split", parts, lambda x, outs: cd.split(x, [7, 30, 3], axis=1, out=outs)
+    yield "split", parts, lambda x, outs: cd.split(x, split_sizes=[7, 30, 3], axis=1, out=outs)
     yield (
         "join",
         [np.concatenate([host[:, :9], host], axis=1)],

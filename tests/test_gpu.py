@@ -47,7 +47,7 @@ def test_every_rank_and_width(cp, rng, rank, dtype):
     assert to_host(out).tobytes() == np.ascontiguousarray(expected).tobytes()
     grad = cd.strided_slice_grad(cp.ascontiguousarray(x[key]), x.shape, key)
     assert to_host(grad).tobytes() == np.ascontiguousarray(expected[key]).tobytes()  # self-inverse key
-    parts = cd.split(cp.ascontiguousarray(x), [1, x.shape[-1] - 1], axis=-1)
+    parts = cd.split(cp.ascontiguousarray(x), split_sizes=[1, x.shape[-1] - 1], axis=-1)
     assert to_host(cd.join(parts, axis=-1)).tobytes() == to_host(cp.ascontiguousarray(x)).tobytes()
 
 
@@ -114,7 +114,7 @@ def test_streams(cp, rng):
     stream.synchronize()
     assert to_host(out).tobytes() == np.ascontiguousarray(to_host(x)[::2, ::-2]).tobytes()
     with stream:  # the current stream is used when none is given
-        parts = cd.split(x, 3, axis=1)
+        parts = cd.split(x, parts=3, axis=1)
     stream.synchronize()
     assert all(
         to_host(p).tobytes() == np.ascontiguousarray(e).tobytes()
@@ -268,7 +268,7 @@ def test_cuda_array_interface_and_dlpack_without_copies(cp, rng):
     cd.strided_slice(OnlyInterface(x), (slice(None, None, -3), slice(2, None)), out=OnlyInterface(out))
     cp.cuda.get_current_stream().synchronize()
     assert out.cpu().numpy().tobytes() == to_host(y).tobytes()  # written in place: no copy
-    z = cd.split(OnlyDLPack(x), 2, axis=1)
+    z = cd.split(OnlyDLPack(x), parts=2, axis=1)
     assert to_host(z[1]).tobytes() == np.ascontiguousarray(x.cpu().numpy()[:, 12:]).tobytes()
 
 

@@ -27,7 +27,7 @@ LAYERS = {
         "warmup",
         "testing",
     ],
-    "front": ["indexing", "calls", "runner", "adapters", "arrays"],
+    "front": ["indexing", "messages", "calls", "runner", "adapters", "arrays", "numpy"],
     "top": ["display", "interop", "interop.torch", "interop.dask", "__init__", "__main__", "_bench"],
 }
 RANK = {f"cudadml.{m}" if m != "__init__" else "cudadml": r for r, ms in enumerate(LAYERS.values()) for m in ms}
@@ -140,9 +140,9 @@ def tagged():
 def test_a_toy_adapter_takes_only_the_interface(tagged, rng):
     x = rng.integers(0, 100, (6, 8)).astype(np.int32)
     t = x.view(Tagged)
-    y = cd.slice1(t, [1, 2], [4, 6], [-2, 3])
+    y = cd.slice1(t, window_offsets=[1, 2], window_sizes=[4, 6], window_strides=[-2, 3])
     assert type(y) is Tagged and np.array_equal(y, x[4:0:-2, 2:8:3])
-    parts = cd.split(t, [1, 5], axis=0)
+    parts = cd.split(t, split_sizes=[1, 5], axis=0)
     assert [type(p) for p in parts] == [Tagged, Tagged] and np.array_equal(parts[1], x[1:])
     joined = cd.join([t, t], axis=1)
     assert type(joined) is Tagged and np.array_equal(joined, np.concatenate([x, x], 1))
@@ -151,16 +151,16 @@ def test_a_toy_adapter_takes_only_the_interface(tagged, rng):
     assert cd.strided_slice(t, np.s_[::2], out=out) is out and np.array_equal(out, x[::2])
     with pytest.raises(TypeError, match="a Tagged call takes only Tagged arrays"):
         cd.join([t, x])
-    with pytest.raises(TypeError, match=r"Slice1: InputWindowOffsets\[0\] must be an integer, not float"):
-        cd.slice1(t, [1.0, 2], [4, 6])
-    with pytest.raises(cd.DescriptorError, match=r"exceeds InputTensor\.Sizes"):
-        cd.slice1(t, [5, 0], [4, 6])
+    with pytest.raises(TypeError, match=r"slice1: window_offsets\[0\] = 1.0 must be an integer, not float"):
+        cd.slice1(t, window_offsets=[1.0, 2], window_sizes=[4, 6])
+    with pytest.raises(cd.DescriptorError, match=r"exceeds x\.shape"):
+        cd.slice1(t, window_offsets=[5, 0], window_sizes=[4, 6])
 
 
 def test_without_the_adapter_the_subclass_is_refused(rng):
     t = np.zeros((2, 2), np.float32).view(Tagged)
     with pytest.raises(TypeError, match="a NumPy subclass whose meaning"):
-        cd.slice1(t, [0, 0], [1, 1])
+        cd.slice1(t, window_offsets=[0, 0], window_sizes=[1, 1])
 
 
 def test_adapters_are_asked_only_for_libraries_in_use(monkeypatch):

@@ -38,10 +38,20 @@ def device(request):
 
 # name, a call of the function on its input arrays (tensors or NumPy), the input shapes
 CASES = [
-    ("slice", lambda x: cd.slice(x, [1, 0, 2], [2, 3, 2], [1, 0, 3]), [(3, 4, 8)]),
-    ("slice1", lambda x: cd.slice1(x, [0, 1, 1], [3, 3, 6], [2, -1, -3]), [(3, 4, 8)]),
-    ("slice_grad", lambda dy: cd.slice_grad(dy, (3, 4, 8), [0, 1, 1], [3, 3, 6], [2, -1, -3]), [(2, 3, 2)]),
-    ("split", lambda x: cd.split(x, [1, 0, 2], axis=1), [(2, 3, 4)]),
+    ("slice", lambda x: cd.slice(x, offsets=[1, 0, 2], sizes=[2, 3, 2], strides=[1, 0, 3]), [(3, 4, 8)]),
+    (
+        "slice1",
+        lambda x: cd.slice1(x, window_offsets=[0, 1, 1], window_sizes=[3, 3, 6], window_strides=[2, -1, -3]),
+        [(3, 4, 8)],
+    ),
+    (
+        "slice_grad",
+        lambda dy: cd.slice_grad(
+            dy, (3, 4, 8), window_offsets=[0, 1, 1], window_sizes=[3, 3, 6], window_strides=[2, -1, -3]
+        ),
+        [(2, 3, 2)],
+    ),
+    ("split", lambda x: cd.split(x, split_sizes=[1, 0, 2], axis=1), [(2, 3, 4)]),
     ("join", lambda *xs: cd.join(list(xs), axis=-1), [(2, 3), (2, 1), (2, 4)]),
     ("strided_slice", lambda x: cd.strided_slice(x, np.s_[::-2, None, 1, 5:0:-2]), [(3, 4, 8)]),
     ("strided_slice_grad", lambda dy: cd.strided_slice_grad(dy, (3, 4, 8), np.s_[::-2, 1, 5:0:-2]), [(2, 3)]),
@@ -91,7 +101,7 @@ def test_backward_runs_the_inverse_operator(device):
     expected = np.zeros((4, 5))
     expected[::-2, 1::3] = [[1, 2], [3, 4]]
     assert np.array_equal(dx.cpu().numpy(), expected)
-    parts = cd.split(x, [1, 3])
+    parts = cd.split(x, split_sizes=[1, 3])
     parts[1].sum().backward()  # part 0 unused: its gradient is zeros
     assert np.array_equal(x.grad.cpu().numpy(), np.r_[np.zeros((1, 5)), np.ones((3, 5))])
 
@@ -112,7 +122,7 @@ def test_forward_mode_tangents_are_the_call_on_the_tangents(device, rng, name, f
 
 def test_a_repeated_element_receives_the_sum_of_its_gradients():
     x = torch.arange(6, dtype=torch.float64).reshape(2, 3).requires_grad_()
-    y = cd.slice(x, [1, 1], [4, 2], [0, 1])  # row 1 read four times
+    y = cd.slice(x, offsets=[1, 1], sizes=[4, 2], strides=[0, 1])  # row 1 read four times
     y.backward(torch.ones(4, 2, dtype=torch.float64))
     assert x.grad.tolist() == [[0, 0, 0], [0, 4, 4]]
 
@@ -123,7 +133,7 @@ def test_out_tensors_are_written_in_place(device, rng):
     assert cd.strided_slice(x, np.s_[::2, 1:], out=out) is out
     assert same_bits(out, x[::2, 1:])
     outs = [torch.empty(6, 2, device=device), torch.empty(6, 3, device=device)]
-    assert cd.split(x, [2, 3], axis=1, out=outs) is outs
+    assert cd.split(x, split_sizes=[2, 3], axis=1, out=outs) is outs
     assert same_bits(outs[1], x[:, 2:])
 
 
@@ -151,7 +161,7 @@ def test_out_conjugate_and_negative_views_are_written_through_their_bits(device,
     mark(reference[1:, ::2]).copy_(x.flip(0)[:, 1:5])  # torch's write through the same bits
     assert torch.equal(out, x.flip(0)[:, 1:5]) and same_bits(base, reference)
     parts = [mark(poison.clone()[:4, :k]) for k in (2, 3)]
-    assert cd.split(x[:, :5], [2, 3], axis=1, out=parts, directml_types=False) is parts
+    assert cd.split(x[:, :5], split_sizes=[2, 3], axis=1, out=parts, directml_types=False) is parts
     assert torch.equal(parts[0], x[:, :2]) and torch.equal(parts[1], x[:, 2:5])
 
 
@@ -224,15 +234,15 @@ def test_views_and_results_share_memory_without_copies(device, rng):
     view = adapter._view(x, raw=False)
     address = view.data.ptr if device.type == "cuda" else view.__array_interface__["data"][0]
     assert address == x.data_ptr() and view.strides == tuple(s * 4 for s in x.stride())
-    parts = cd.split(x, [1, 2, 3])  # views of one allocation, wrapped back as they are
+    parts = cd.split(x, split_sizes=[1, 2, 3])  # views of one allocation, wrapped back as they are
     assert [p.data_ptr() - parts[0].data_ptr() for p in parts] == [0, 16, 32 + 16]
 
 
 def test_no_grad_and_detached_inputs_build_no_graph(rng):
     x = _inputs([(4, 4)], np.float64, "cpu", rng, requires_grad=True)[0]
     with torch.no_grad():
-        assert cd.slice1(x, [0, 0], [4, 4], [2, 2]).grad_fn is None
-    assert cd.slice1(x.detach(), [0, 0], [4, 4], [2, 2]).grad_fn is None
+        assert cd.slice1(x, window_offsets=[0, 0], window_sizes=[4, 4], window_strides=[2, 2]).grad_fn is None
+    assert cd.slice1(x.detach(), window_offsets=[0, 0], window_sizes=[4, 4], window_strides=[2, 2]).grad_fn is None
 
 
 def test_bfloat16_moves_as_raw_bits_when_asked():
@@ -253,7 +263,10 @@ def test_bfloat16_moves_as_raw_bits_when_asked():
         (lambda t: cd.strided_slice(t, np.s_[:], out=torch.empty(4, 4, dtype=torch.float64)), "out= cannot take part"),
         (lambda t: cd.join([t, np.zeros((4, 4))]), r"join: xs\[1\] is a ndarray; a call with torch tensors takes only"),
         (lambda t: cd.strided_slice(t.detach(), np.s_[:], out=np.zeros((4, 4))), "out is a ndarray"),
-        (lambda t: cd.slice1(t, [0, 0], [4, 4], [0, 1]), "InputWindowStrides.0. = 0 must be non-zero"),
+        (
+            lambda t: cd.slice1(t, window_offsets=[0, 0], window_sizes=[4, 4], window_strides=[0, 1]),
+            "window_strides.0. = 0 must be non-zero",
+        ),
     ],
 )
 def test_wrong_calls_are_refused_before_anything_runs(call, match):
@@ -274,7 +287,7 @@ def test_cuda_calls_run_on_the_current_torch_stream(rng):
         torch.cuda._sleep(50_000_000)  # keeps the stream busy: a call on another stream would run first
         x.copy_(new)
         y = cd.strided_slice(x, np.s_[::-1, 3:])
-        parts = cd.split(x, 2, axis=1)
+        parts = cd.split(x, parts=2, axis=1)
     stream.synchronize()
     assert same_bits(y, new.flip(0)[:, 3:]) and same_bits(parts[1], new[:, 128:])
 
@@ -311,16 +324,16 @@ def test_cuda_calls_that_need_views_or_break_rules(cuda, rng):
     flipped = cd.strided_slice(z.conj(), np.s_[::-1], directml_types=False)
     assert same_bits(flipped, z.conj().resolve_conj().flip(0))
     w = torch.from_numpy(random_array((4, 6), np.complex128, rng)).to(cuda)
-    assert same_bits(cd.split(w, 2, axis=1, directml_types=False)[1], w[:, 3:])
+    assert same_bits(cd.split(w, parts=2, axis=1, directml_types=False)[1], w[:, 3:])
     b = torch.randn(4, 6, device=cuda).to(torch.bfloat16)
     assert torch.equal(cd.strided_slice(b, np.s_[::-1, 1::2], directml_types=False), b.flip(0)[:, 1::2])
     x = torch.from_numpy(random_array((4, 6), np.float32, rng)).to(cuda)
-    with pytest.raises(TypeError, match=r"Join: xs\[1\] has dtype float64, xs\[0\] has float32"):
+    with pytest.raises(TypeError, match=r"join: xs\[1\] has dtype float64, xs\[0\] has float32"):
         cd.join([x, x.double()])
     with pytest.raises(TypeError, match=r"out has dtype float64; the result has dtype float32"):
         cd.strided_slice(x, np.s_[:], out=torch.empty(4, 6, dtype=torch.float64, device=cuda))
     before = x.clone()
-    with pytest.raises(cd.BindingError, match=r"outputs\[0\] overlaps inputs\[0\] in memory"):
+    with pytest.raises(cd.BindingError, match=r"out overlaps x in memory"):
         cd.strided_slice(x[:, :3], np.s_[:, ::-1], out=x[:, 1:4])
     assert torch.equal(x, before)
     empty = cd.strided_slice_grad(torch.empty(0, 6, device=cuda), (4, 6), np.s_[4:])
@@ -332,7 +345,7 @@ def test_cuda_addressed_calls_of_many_tensors_and_from_another_current_device(cu
     parts = [torch.from_numpy(random_array((1, 3), np.int16, rng)).to(cuda) for _ in range(10_000)]
     joined = cd.join(parts)
     assert same_bits(joined, torch.cat(parts))
-    back = cd.split(joined, 10_000)
+    back = cd.split(joined, parts=10_000)
     assert len(back) == 10_000 and all(same_bits(b, p) for b, p in zip(back[::997], parts[::997]))
     # A current device other than the tensors': the launch runs with theirs made current.
     entered = []
@@ -352,9 +365,10 @@ def test_torch_is_imported_only_by_a_caller_who_has():
     code = (
         "import sys, numpy as np, cudadml as cd\n"
         "x = np.arange(24.0).reshape(4, 6)\n"
-        "cd.join(cd.split(x, 2, axis=1), axis=1); cd.strided_slice(x, np.s_[::2])\n"
-        "cd.slice_grad(x[:2], (4, 6), [0, 0], [4, 6], [2, 1]); cd.strided_slice_grad(x[::2], (4, 6), np.s_[::2])\n"
-        "cd.slice(x, [0, 0], [2, 2]); cd.slice1(x, [0, 0], [2, 2])\n"
+        "cd.join(cd.split(x, parts=2, axis=1), axis=1); cd.strided_slice(x, np.s_[::2])\n"
+        "window = dict(window_offsets=[0, 0], window_sizes=[4, 6], window_strides=[2, 1])\n"
+        "cd.slice_grad(x[:2], (4, 6), **window); cd.strided_slice_grad(x[::2], (4, 6), np.s_[::2])\n"
+        "cd.slice(x, offsets=[0, 0], sizes=[2, 2]); cd.slice1(x, window_offsets=[0, 0], window_sizes=[2, 2])\n"
         "assert 'torch' not in sys.modules and 'cudadml.interop.torch' not in sys.modules, 'torch imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -32,10 +32,10 @@ class Every(torch.nn.Module):
     """Every array function, on tensors."""
 
     def forward(self, x, dy):
-        a = cd.slice(x, [1, 0, 2], [2, 3, 2], [1, 0, 3])  # a zero stride: backward sums
-        b = cd.slice1(x, [0, 1, 1], [3, 3, 6], [2, -1, -3])
-        c = cd.slice_grad(dy, (3, 4, 8), [0, 1, 1], [3, 3, 6], [2, -1, -3])
-        p, q, r = cd.split(x, [1, 0, 3], axis=1)
+        a = cd.slice(x, offsets=[1, 0, 2], sizes=[2, 3, 2], strides=[1, 0, 3])  # a zero stride: backward sums
+        b = cd.slice1(x, window_offsets=[0, 1, 1], window_sizes=[3, 3, 6], window_strides=[2, -1, -3])
+        c = cd.slice_grad(dy, (3, 4, 8), window_offsets=[0, 1, 1], window_sizes=[3, 3, 6], window_strides=[2, -1, -3])
+        p, q, r = cd.split(x, split_sizes=[1, 0, 3], axis=1)
         j = cd.join([r, q, p], axis=-2)
         s = cd.strided_slice(x, KEY)
         g = cd.strided_slice_grad(s, (3, 4, 8), KEY)
@@ -93,10 +93,13 @@ def test_an_exported_program_runs(device):
 
 
 VMAPPED = [
-    ("slice", lambda t: cd.slice(t, [1, 0], [2, 3], [2, 0])),
-    ("slice1", lambda t: cd.slice1(t, [0, 1], [3, 3], [2, -1])),
-    ("slice_grad", lambda t: cd.slice_grad(t[:2, :3], (4, 5), [0, 1], [3, 3], [2, -1])),
-    ("split", lambda t: cd.split(t, [1, 3], axis=0)),
+    ("slice", lambda t: cd.slice(t, offsets=[1, 0], sizes=[2, 3], strides=[2, 0])),
+    ("slice1", lambda t: cd.slice1(t, window_offsets=[0, 1], window_sizes=[3, 3], window_strides=[2, -1])),
+    (
+        "slice_grad",
+        lambda t: cd.slice_grad(t[:2, :3], (4, 5), window_offsets=[0, 1], window_sizes=[3, 3], window_strides=[2, -1]),
+    ),
+    ("split", lambda t: cd.split(t, split_sizes=[1, 3], axis=0)),
     ("strided_slice", lambda t: cd.strided_slice(t, np.s_[::-2, None, 3])),
     ("strided_slice_grad", lambda t: cd.strided_slice_grad(t[:2, 0], (4, 5), np.s_[::-2, 3])),
 ]
@@ -128,17 +131,23 @@ def _same_bits(a, b):
 # 8 dimensions, or past the 5 of SLICE at feature level 2_1. Each: a call, the sample shape.
 PAST_THE_RANK_LIMIT = [
     ("strided_slice_8d", lambda t: cd.strided_slice(t, np.s_[..., ::-1, 1:]), (2, 1, 2, 1, 2, 1, 2, 3)),
-    ("split_8d", lambda t: cd.split(t, [1, 2], axis=-1), (2, 1, 2, 1, 2, 1, 2, 3)),
+    ("split_8d", lambda t: cd.split(t, split_sizes=[1, 2], axis=-1), (2, 1, 2, 1, 2, 1, 2, 3)),
     ("join_8d", lambda t: cd.join([t, t[..., :1]], axis=-1), (2, 1, 2, 1, 2, 1, 2, 3)),
     (
         "slice_5d_at_2_1",
-        lambda t: cd.slice(t, [1, 0, 0, 1, 0], [1, 2, 2, 1, 3], [1, 1, 0, 1, 1], feature_level="2_1"),
+        lambda t: cd.slice(
+            t, offsets=[1, 0, 0, 1, 0], sizes=[1, 2, 2, 1, 3], strides=[1, 1, 0, 1, 1], feature_level="2_1"
+        ),
         (2, 2, 3, 2, 3),
     ),
     (
         "slice_grad_8d",
         lambda t: cd.slice_grad(
-            t, (2, 1, 2, 1, 2, 1, 3, 3), [0] * 8, [2, 1, 2, 1, 2, 1, 2, 3], [1, 1, 1, 1, -1, 1, 1, 1]
+            t,
+            (2, 1, 2, 1, 2, 1, 3, 3),
+            window_offsets=[0] * 8,
+            window_sizes=[2, 1, 2, 1, 2, 1, 2, 3],
+            window_strides=[1, 1, 1, 1, -1, 1, 1, 1],
         ),
         (2, 1, 2, 1, 2, 1, 2, 3),
     ),
@@ -160,11 +169,9 @@ def test_vmap_of_calls_valid_per_sample_past_the_batched_rank_limit(device, name
 
 def test_vmap_refuses_what_a_sample_would():
     """SLICE at feature level 2_1 takes 4 or 5 dimensions: 3-D samples are refused batched as alone."""
-    call = lambda t: cd.slice(t, [0, 0, 0], [2, 2, 2], feature_level="2_1")  # noqa: E731
+    call = lambda t: cd.slice(t, offsets=[0, 0, 0], sizes=[2, 2, 2], feature_level="2_1")  # noqa: E731
     for run in (call, torch.func.vmap(call)):
-        with pytest.raises(
-            cd.DescriptorError, match=r"InputTensor.DimensionCount = 3 is not supported at feature level"
-        ):
+        with pytest.raises(cd.DescriptorError, match=r"x.ndim = 3 is not supported at feature level"):
             run(torch.zeros(2, 2, 2, 2)[0] if run is call else torch.zeros(2, 2, 2, 2))
 
 
@@ -179,11 +186,15 @@ def test_vmap_of_a_join_expands_unbatched_arrays(device):
 # name, a function of a (4, 5) tensor through cudadml, the same through torch's indexing ops
 FUNCTIONS = [
     ("strided_slice", lambda t: cd.strided_slice(t, np.s_[::-1, 1:]), lambda t: t.flip(0)[:, 1:]),
-    ("slice", lambda t: cd.slice(t, [1, 0], [2, 3], [2, 0]), lambda t: t[1::2][:, [0, 0, 0]]),
-    ("slice1", lambda t: cd.slice1(t, [0, 1], [3, 3], [2, -1]), lambda t: t[0:3:2, 1:4].flip(1)),
+    ("slice", lambda t: cd.slice(t, offsets=[1, 0], sizes=[2, 3], strides=[2, 0]), lambda t: t[1::2][:, [0, 0, 0]]),
+    (
+        "slice1",
+        lambda t: cd.slice1(t, window_offsets=[0, 1], window_sizes=[3, 3], window_strides=[2, -1]),
+        lambda t: t[0:3:2, 1:4].flip(1),
+    ),
     (
         "split",
-        lambda t: torch.cat([p.flatten() for p in cd.split(t, [1, 0, 4], axis=1)]),
+        lambda t: torch.cat([p.flatten() for p in cd.split(t, split_sizes=[1, 0, 4], axis=1)]),
         lambda t: torch.cat([t[:, :1].flatten(), t[:, 1:].flatten()]),
     ),
     ("join", lambda t: cd.join([t[:, 3:], t, t[:, :1]], axis=1), lambda t: torch.cat([t[:, 3:], t, t[:, :1]], 1)),
@@ -350,7 +361,7 @@ def test_the_fake_kernels_apply_the_rules_at_trace_time():
     with FakeTensorMode():
         x = torch.empty(4, 4)
         assert OPS.slice1(x, [0, 0], [4, 4], [2, -1], [2, 4], LEVEL, True).shape == (2, 4)
-        with pytest.raises(cd.DescriptorError, match=r"InputWindowOffsets\[1\] \+ InputWindowSizes\[1\] = 5"):
+        with pytest.raises(cd.DescriptorError, match=r"window_offsets\[1\] \+ window_sizes\[1\] = 5"):
             OPS.slice1(x, [0, 1], [4, 4], [1, 1], [4, 4], LEVEL, True)
         with pytest.raises(TypeError, match="bfloat16 has no DirectML tensor data type"):
             OPS.slice1(x.bfloat16(), [0, 0], [4, 4], [1, 1], [4, 4], LEVEL, True)
@@ -358,7 +369,9 @@ def test_the_fake_kernels_apply_the_rules_at_trace_time():
 
 def test_stream_cannot_be_traced():
     with pytest.raises(TypeError, match="stream= cannot be traced"):
-        torch.func.vmap(lambda t: cd.slice1(t, [0], [2], stream=object()))(torch.zeros(3, 4))
+        torch.func.vmap(lambda t: cd.slice1(t, window_offsets=[0], window_sizes=[2], stream=object()))(
+            torch.zeros(3, 4)
+        )
 
 
 @pytest.mark.gpu

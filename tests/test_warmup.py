@@ -45,7 +45,7 @@ def test_precompile_builds_a_descriptors_kernels_and_logs_each_build(fresh_emula
     caplog.clear()
     with cd.use_host_backend("emulate"):
         x = np.arange(24, dtype=np.int16).reshape(4, 6)
-        assert np.array_equal(cd.slice(x, [1, 0], [2, 3], [2, 2]), x[1::2, ::2])
+        assert np.array_equal(cd.slice(x, offsets=[1, 0], sizes=[2, 3], strides=[2, 2]), x[1::2, ::2])
     assert not [r for r in caplog.records if "built" in r.getMessage()]  # nothing left to compile
 
 

@@ -100,11 +100,15 @@ def test_windows_of_one_size_equal_a_loop_of_slices(xp, rng, dtype, per_sample):
         offsets, sizes, strides = random_windows(rng, shape[per_sample:], n, shared=True)
         want = forward_oracle(x_host, offsets, sizes, strides, per_sample)
         out, buffer = poisoned(xp, (n, *want[0].shape), dtype)
-        got = cd.slice1_batch(x, offsets, sizes, strides, per_sample=per_sample, out=out)
+        got = cd.slice1_batch(
+            x, window_offsets=offsets, window_sizes=sizes, window_strides=strides, per_sample=per_sample, out=out
+        )
         assert got is out
         assert to_host(got).tobytes() == np.stack(want).tobytes()
         assert_canaries(buffer)
-        fresh = cd.slice1_batch(x, offsets, sizes, strides, per_sample=per_sample)
+        fresh = cd.slice1_batch(
+            x, window_offsets=offsets, window_sizes=sizes, window_strides=strides, per_sample=per_sample
+        )
         assert type(fresh) is type(x) and to_host(fresh).tobytes() == np.stack(want).tobytes()
 
 
@@ -115,7 +119,13 @@ def test_windows_of_their_own_sizes_give_one_array_each(xp, rng, dtype):
         x_host = random_array(shape, dtype, rng)
         n = 5 if per_sample else 4
         offsets, sizes, strides = random_windows(rng, shape[per_sample:], n, shared=False)
-        got = cd.slice1_batch(xp.asarray(x_host), offsets, sizes, strides, per_sample=per_sample)
+        got = cd.slice1_batch(
+            xp.asarray(x_host),
+            window_offsets=offsets,
+            window_sizes=sizes,
+            window_strides=strides,
+            per_sample=per_sample,
+        )
         want = forward_oracle(x_host, offsets, sizes, strides, per_sample)
         assert isinstance(got, list) and len(got) == n
         for g, w in zip(got, want):
@@ -131,11 +141,20 @@ def test_crops_with_per_sample_flips(xp, rng, dtype, width):
     n = len(images)
     offsets = np.c_[np.zeros(n, int), rng.integers(0, 5, n), rng.integers(0, 49 - width, n)]
     strides = np.c_[np.ones(n, int), np.ones(n, int), rng.choice([1, -1], n)]
-    got = cd.slice1_batch(xp.asarray(images), offsets, (3, 16, width), strides, per_sample=True)
+    got = cd.slice1_batch(
+        xp.asarray(images), window_offsets=offsets, window_sizes=(3, 16, width), window_strides=strides, per_sample=True
+    )
     want = [im[:, o[1] : o[1] + 16, o[2] : o[2] + width][..., :: s[2]] for im, o, s in zip(images, offsets, strides)]
     assert to_host(got).tobytes() == np.stack(want).tobytes()
     out, buffer = poisoned(xp, (n, 3, 16, width), dtype)  # an output at an odd element address
-    cd.slice1_batch(xp.asarray(images), offsets, (3, 16, width), strides, per_sample=True, out=out)
+    cd.slice1_batch(
+        xp.asarray(images),
+        window_offsets=offsets,
+        window_sizes=(3, 16, width),
+        window_strides=strides,
+        per_sample=True,
+        out=out,
+    )
     assert to_host(out).tobytes() == np.stack(want).tobytes()
     assert_canaries(buffer)
 
@@ -157,14 +176,20 @@ def test_gradient_of_overlapping_windows_sums_them_in_window_order(xp, rng, dtyp
         dy = xp.asarray(np.stack(dys)) if shared else [xp.asarray(d) for d in dys]
         options = {"directml_types": dtype != np.complex64}
         out, buffer = poisoned(xp, shape, dtype)
-        got = cd.slice1_batch_grad(dy, shape, offsets, sizes, strides, out=out, **options)
+        got = cd.slice1_batch_grad(
+            dy, shape, window_offsets=offsets, window_sizes=sizes, window_strides=strides, out=out, **options
+        )
         want = grad_oracle(dys, shape, offsets, sizes, strides, False, dtype)
         assert got is out and to_host(got).tobytes() == want.tobytes()
         assert_canaries(buffer)
-        again = cd.slice1_batch_grad(dy, shape, offsets, sizes, strides, **options)
+        again = cd.slice1_batch_grad(
+            dy, shape, window_offsets=offsets, window_sizes=sizes, window_strides=strides, **options
+        )
         assert to_host(again).tobytes() == want.tobytes()  # the same bits on every run
         wide = xp.zeros((*shape[:-1], 2 * shape[-1]), dtype)  # a strided out: element by element
-        cd.slice1_batch_grad(dy, shape, offsets, sizes, strides, out=wide[..., ::2], **options)
+        cd.slice1_batch_grad(
+            dy, shape, window_offsets=offsets, window_sizes=sizes, window_strides=strides, out=wide[..., ::2], **options
+        )
         assert to_host(wide[..., ::2]).tobytes() == want.tobytes()
         assert not to_host(wide[..., 1::2]).any()
 
@@ -178,7 +203,15 @@ def test_per_sample_gradient_moves_every_bit(xp, rng, dtype):
     results = forward_oracle(np.empty(shape), offsets, sizes, strides, True)
     dy = random_array((n, *results[0].shape), dtype, rng)
     options = {"directml_types": dtype != np.complex128}
-    got = cd.slice1_batch_grad(xp.asarray(dy), shape, offsets, sizes, strides, per_sample=True, **options)
+    got = cd.slice1_batch_grad(
+        xp.asarray(dy),
+        shape,
+        window_offsets=offsets,
+        window_sizes=sizes,
+        window_strides=strides,
+        per_sample=True,
+        **options,
+    )
     want = np.zeros(shape, dtype)
     for k, (o, st) in enumerate(zip(offsets, rows(strides, n))):
         want[(k, *window_key(o, sizes, st))] = dy[k]
@@ -191,7 +224,14 @@ def test_gradient_through_windows_of_their_own_sizes_per_sample(xp, rng):
     dys = [
         random_array(r.shape, np.float32, rng) for r in forward_oracle(np.empty(shape), offsets, sizes, strides, True)
     ]
-    got = cd.slice1_batch_grad([xp.asarray(d) for d in dys], shape, offsets, sizes, strides, per_sample=True)
+    got = cd.slice1_batch_grad(
+        [xp.asarray(d) for d in dys],
+        shape,
+        window_offsets=offsets,
+        window_sizes=sizes,
+        window_strides=strides,
+        per_sample=True,
+    )
     want = grad_oracle(dys, shape, offsets, sizes, strides, True, np.float32)
     assert to_host(got).tobytes() == want.tobytes()
 
@@ -202,35 +242,38 @@ def test_an_invalid_window_is_named_and_nothing_is_written(xp, rng):
     offsets[4] = (0, 5, 0)
     out, buffer = poisoned(xp, (6, 4, 8, 8), np.float32)
     with pytest.raises(cd.DescriptorError) as e:
-        cd.slice1_batch(x, offsets, (4, 8, 8), out=out)
+        cd.slice1_batch(x, window_offsets=offsets, window_sizes=(4, 8, 8), out=out)
     assert e.value.violations == (
-        "slice1_batch: window 4: InputWindowOffsets[1] + InputWindowSizes[1] = 13 exceeds InputTensor.Sizes[1] = 10",
+        "slice1_batch: window 4: window_offsets[4][1] + window_sizes[1] = 13 exceeds x.shape[1] = 10 "
+        "(DirectML: InputWindowOffsets[1] + InputWindowSizes[1] exceeds InputTensor.Sizes[1])",
     )
     assert np.all(to_host(buffer).view(np.uint8) == POISON)
     bad = np.tile([0, 0, 9], (100, 1))
     with pytest.raises(cd.DescriptorError, match=r"window 0:(.|\n)*window 2:(.|\n)*and 97 more windows"):
-        cd.slice1_batch(x, bad, (4, 8, 8))
-    with pytest.raises(cd.DescriptorError, match="window 1: InputWindowStrides\\[2\\] = 0 must be non-zero"):
-        cd.slice1_batch(x, [[0, 0, 0], [0, 0, 0]], (4, 8, 8), [[1, 1, 1], [1, 1, 0]])
-    with pytest.raises(cd.DescriptorError, match="window 0: InputWindowOffsets\\[0\\] = -1 must be an unsigned"):
-        cd.slice1_batch(x, [[-1, 0, 0]], (4, 8, 8))
-    with pytest.raises(cd.DescriptorError, match="window 0: InputWindowOffsets\\[2\\] = 1180591620717411303424"):
-        cd.slice1_batch(x, [[0, 0, 2**70]], (4, 8, 8))
+        cd.slice1_batch(x, window_offsets=bad, window_sizes=(4, 8, 8))
+    with pytest.raises(cd.DescriptorError, match=r"window 1: window_strides\[1\]\[2\] = 0 must be non-zero"):
+        cd.slice1_batch(
+            x, window_offsets=[[0, 0, 0], [0, 0, 0]], window_sizes=(4, 8, 8), window_strides=[[1, 1, 1], [1, 1, 0]]
+        )
+    with pytest.raises(cd.DescriptorError, match=r"window 0: window_offsets\[0\]\[0\] = -1 must be an unsigned"):
+        cd.slice1_batch(x, window_offsets=[[-1, 0, 0]], window_sizes=(4, 8, 8))
+    with pytest.raises(cd.DescriptorError, match=r"window 0: window_offsets\[0\]\[2\] = 1180591620717411303424"):
+        cd.slice1_batch(x, window_offsets=[[0, 0, 2**70]], window_sizes=(4, 8, 8))
 
 
 def test_a_window_whose_end_passes_int64_is_refused(xp):
     """offset + size past 2^63 - 1 wraps in int64 arithmetic; the check must not let that
     window through (it would read far outside ``x``)."""
     x = xp.asarray(np.arange(4, dtype=np.uint8))
-    batch = Slice1Batch.of(x.shape, [[2**62]], [2**62], [2**31 - 1])
-    message = r"window 0: InputWindowOffsets\[0\] \+ InputWindowSizes\[0\] = 9223372036854775808 exceeds"
+    batch = Slice1Batch.of(x.shape, offsets=[[2**62]], sizes=[2**62], strides=[2**31 - 1])
+    message = r"window 0: window_offsets\[0\]\[0\] \+ window_sizes\[0\] = 9223372036854775808 exceeds"
     with pytest.raises(cd.DescriptorError, match=message):
         batch.check(np.dtype(np.uint8), x.shape)
     with pytest.raises(cd.DescriptorError, match=message):
-        cd.slice1_batch(x, [[2**62]], [2**62], [2**31 - 1])
-    with pytest.raises(cd.DescriptorError, match=r"window 1: InputWindowOffsets\[0\] \+ InputWindowSizes\[0\]"):
-        cd.slice1_batch_grad(xp.zeros((2, 1), np.uint8), (4,), [[0], [2**63 - 1]], [1])
-    per_window = Slice1Batch.of((4, 4), [[1, 0], [0, 0]], [[2**63 - 1, 1], [1, 1]])  # sizes of their own
+        cd.slice1_batch(x, window_offsets=[[2**62]], window_sizes=[2**62], window_strides=[2**31 - 1])
+    with pytest.raises(cd.DescriptorError, match=r"window 1: window_offsets\[1\]\[0\] \+ window_sizes\[0\]"):
+        cd.slice1_batch_grad(xp.zeros((2, 1), np.uint8), (4,), window_offsets=[[0], [2**63 - 1]], window_sizes=[1])
+    per_window = Slice1Batch.of((4, 4), offsets=[[1, 0], [0, 0]], sizes=[[2**63 - 1, 1], [1, 1]])  # sizes of their own
     with pytest.raises(cd.DescriptorError, match=r"slice1_batch: window 0: "):
         per_window.check(np.dtype(np.uint8), (4, 4))
 
@@ -257,7 +300,7 @@ def test_the_batch_check_agrees_with_the_descriptor_window_by_window(rng):
             valid = True
         except cd.DescriptorError:
             valid = False
-        batch = Slice1Batch.of(shape, np.r_[np.zeros((1, 3), int), offsets], sizes, strides)
+        batch = Slice1Batch.of(shape, offsets=np.r_[np.zeros((1, 3), int), offsets], sizes=sizes, strides=strides)
         try:
             batch.check(np.dtype(np.float32), shape)
             refused = False
@@ -272,7 +315,7 @@ def test_the_batch_check_agrees_with_the_descriptor_window_by_window(rng):
     [
         ("window_offsets", [[0.0, 1.0]], TypeError, "window_offsets must hold integers, not float64"),
         ("window_offsets", [[np.nan, 1]], TypeError, "window_offsets must hold integers, not float64"),
-        ("window_offsets", [[None, 1]], TypeError, r"window_offsets\[...\] must be an integer, not NoneType"),
+        ("window_offsets", [[None, 1]], TypeError, r"window_offsets\[0\]\[0\] = None must be an integer, not NoneType"),
         ("window_offsets", [[True, False]], TypeError, "window_offsets must hold integers, not bool"),
         ("window_offsets", [[True, 0]], TypeError, "window_offsets must hold integers, not bool"),
         ("window_sizes", (np.bool_(True), 2), TypeError, "window_sizes must hold integers, not bool"),
@@ -280,7 +323,7 @@ def test_the_batch_check_agrees_with_the_descriptor_window_by_window(rng):
         ("window_offsets", [0, 1], ValueError, r"window_offsets has shape \(2,\); it must be \(N, 2\)"),
         ("window_sizes", [[2, 2, 2]], ValueError, r"window_sizes has shape \(1, 3\); it must be \(2,\) for all"),
         ("window_strides", [1.5, 1], TypeError, "window_strides must hold integers, not float64"),
-        ("per_sample", 1, TypeError, "per_sample must be a bool, not int"),
+        ("per_sample", 1, TypeError, "per_sample = 1 must be a bool, not int"),
     ],
 )
 def test_arguments_of_the_wrong_kind_are_refused(argument, value, error, message):
@@ -292,33 +335,46 @@ def test_arguments_of_the_wrong_kind_are_refused(argument, value, error, message
 
 def test_windows_of_one_size_must_take_as_many_elements():
     with pytest.raises(ValueError, match=r"window 1 takes \(1, 2\) elements and window 0 \(3, 2\)"):
-        cd.slice1_batch(np.zeros((4, 4)), [[0, 0], [0, 0]], [3, 2], [[1, 1], [-3, 1]])
+        cd.slice1_batch(
+            np.zeros((4, 4)), window_offsets=[[0, 0], [0, 0]], window_sizes=[3, 2], window_strides=[[1, 1], [-3, 1]]
+        )
 
 
 def test_empty_batches_are_as_numpy_gives_them(xp):
     x = xp.zeros((3, 4, 5), np.float32)
-    assert cd.slice1_batch(x, np.zeros((0, 3), int), (2, 2, 2)).shape == (0, 2, 2, 2)
-    assert cd.slice1_batch(x, [], (2, 4, 3), (1, 2, -1)).shape == (0, 2, 2, 3)
-    assert cd.slice1_batch(x, np.zeros((0, 3), int), np.zeros((0, 3), int)) == []
-    assert cd.slice1_batch(x, np.zeros((0, 3), int), (2, 2, 2), np.zeros((0, 3), int)).shape == (0, 2, 2, 2)
-    assert cd.slice1_batch(x[:0], [], (1, 1), per_sample=True).shape == (0, 1, 1)
-    zeros = cd.slice1_batch_grad(xp.zeros((0, 2, 2, 2), np.float32), (3, 4, 5), np.zeros((0, 3), int), (2, 2, 2))
+    assert cd.slice1_batch(x, window_offsets=np.zeros((0, 3), int), window_sizes=(2, 2, 2)).shape == (0, 2, 2, 2)
+    assert cd.slice1_batch(x, window_offsets=[], window_sizes=(2, 4, 3), window_strides=(1, 2, -1)).shape == (
+        0,
+        2,
+        2,
+        3,
+    )
+    assert cd.slice1_batch(x, window_offsets=np.zeros((0, 3), int), window_sizes=np.zeros((0, 3), int)) == []
+    assert cd.slice1_batch(
+        x, window_offsets=np.zeros((0, 3), int), window_sizes=(2, 2, 2), window_strides=np.zeros((0, 3), int)
+    ).shape == (0, 2, 2, 2)
+    assert cd.slice1_batch(x[:0], window_offsets=[], window_sizes=(1, 1), per_sample=True).shape == (0, 1, 1)
+    zeros = cd.slice1_batch_grad(
+        xp.zeros((0, 2, 2, 2), np.float32), (3, 4, 5), window_offsets=np.zeros((0, 3), int), window_sizes=(2, 2, 2)
+    )
     assert to_host(zeros).tobytes() == np.zeros((3, 4, 5), np.float32).tobytes()
     with pytest.raises(ValueError, match="dy is an empty list"):
-        cd.slice1_batch_grad([], (3, 4, 5), np.zeros((0, 3), int), np.zeros((0, 3), int))
+        cd.slice1_batch_grad([], (3, 4, 5), window_offsets=np.zeros((0, 3), int), window_sizes=np.zeros((0, 3), int))
 
 
 def test_one_window_and_ten_thousand(xp, rng):
     x_host = random_array((40, 50), np.int16, rng)
     x = xp.asarray(x_host)
-    one = cd.slice1_batch(x, [[3, 4]], (5, 6), (-1, 2))
+    one = cd.slice1_batch(x, window_offsets=[[3, 4]], window_sizes=(5, 6), window_strides=(-1, 2))
     assert to_host(one).tobytes() == x_host[7:2:-1, 4:10:2][None].tobytes()
     offsets = np.c_[rng.integers(0, 38, 10_000), rng.integers(0, 47, 10_000)]
     strides = rng.choice([1, -1], (10_000, 2))
-    got = cd.slice1_batch(x, offsets, (2, 3), strides)
+    got = cd.slice1_batch(x, window_offsets=offsets, window_sizes=(2, 3), window_strides=strides)
     assert to_host(got).tobytes() == np.stack(forward_oracle(x_host, offsets, (2, 3), strides, False)).tobytes()
     dy = rng.standard_normal((10_000, 2, 3)).astype(np.float32)  # sums of NaNs differ in payload by platform
-    grad = cd.slice1_batch_grad(xp.asarray(dy), (40, 50), offsets, (2, 3), strides)
+    grad = cd.slice1_batch_grad(
+        xp.asarray(dy), (40, 50), window_offsets=offsets, window_sizes=(2, 3), window_strides=strides
+    )
     assert to_host(grad).tobytes() == grad_oracle(dy, (40, 50), offsets, (2, 3), strides, False, np.float32).tobytes()
 
 
@@ -326,15 +382,17 @@ def test_out_that_overlaps_the_input_is_refused(xp):
     x = xp.arange(64, dtype=np.float32).reshape(8, 8)
     before = to_host(x).copy()
     with pytest.raises(cd.BindingError, match="overlaps"):
-        cd.slice1_batch(x, [[0, 0], [1, 1]], (1, 4), out=x[:2, None, :4])
+        cd.slice1_batch(x, window_offsets=[[0, 0], [1, 1]], window_sizes=(1, 4), out=x[:2, None, :4])
     dy = xp.ones((2, 2, 2), np.float16)
     with pytest.raises(cd.BindingError, match="overlaps"):
-        cd.slice1_batch_grad(dy, (2, 2), [[0, 0]] * 2, (2, 2), out=dy[0])  # summed halves: checked too
+        cd.slice1_batch_grad(
+            dy, (2, 2), window_offsets=[[0, 0]] * 2, window_sizes=(2, 2), out=dy[0]
+        )  # summed halves: checked too
     assert to_host(x).tobytes() == before.tobytes()
     with pytest.raises(TypeError, match="out has dtype float64"):
-        cd.slice1_batch(x, [[0, 0]], (2, 2), out=xp.empty((1, 2, 2)))
+        cd.slice1_batch(x, window_offsets=[[0, 0]], window_sizes=(2, 2), out=xp.empty((1, 2, 2)))
     with pytest.raises(cd.BindingError, match=r"out has shape \(1, 2, 3\)"):
-        cd.slice1_batch(x, [[0, 0]], (2, 2), out=xp.empty((1, 2, 3), np.float32))
+        cd.slice1_batch(x, window_offsets=[[0, 0]], window_sizes=(2, 2), out=xp.empty((1, 2, 3), np.float32))
 
 
 def test_misaligned_arrays_take_narrower_words(rng):
@@ -344,7 +402,9 @@ def test_misaligned_arrays_take_narrower_words(rng):
     x[...] = rng.standard_normal((8, 8))
     for backend in ("reference", "emulate"):
         with cd.use_host_backend(backend):
-            got = cd.slice1_batch(x, [[0, 1], [2, 3]], (3, 4), [[1, -1], [-1, 1]])
+            got = cd.slice1_batch(
+                x, window_offsets=[[0, 1], [2, 3]], window_sizes=(3, 4), window_strides=[[1, -1], [-1, 1]]
+            )
         assert got.tobytes() == np.stack([x[0:3, 4:0:-1], x[4:1:-1, 3:7]]).tobytes()
 
 
@@ -359,10 +419,14 @@ def test_misaligned_gradients_and_outs_are_exact(rng):
     want = grad_oracle(list(dy), (6, 7), offsets, (3, 4), strides, False, np.float32)
     for backend in ("reference", "emulate"):
         with cd.use_host_backend(backend):
-            got = cd.slice1_batch_grad(dy, (6, 7), offsets, (3, 4), strides, out=out)
+            got = cd.slice1_batch_grad(
+                dy, (6, 7), window_offsets=offsets, window_sizes=(3, 4), window_strides=strides, out=out
+            )
             assert got is out and out.tobytes() == want.tobytes()
             with pytest.raises(cd.BindingError, match="overlaps"):
-                cd.slice1_batch_grad(dy[:, :2, :2], (2, 2), [[0, 0]] * 2, (2, 2), out=dy[0, :2, :2])
+                cd.slice1_batch_grad(
+                    dy[:, :2, :2], (2, 2), window_offsets=[[0, 0]] * 2, window_sizes=(2, 2), out=dy[0, :2, :2]
+                )
 
 
 def test_per_call_plans_are_not_kept(rng):
@@ -372,26 +436,37 @@ def test_per_call_plans_are_not_kept(rng):
     runner._windows_entries.cache_clear()
     out = np.empty((4, 8, 8, 2), np.float32)[..., 0]  # rows not contiguous: copy jobs
     for _ in range(3):
-        cd.slice1_batch(x, rng.integers(0, 9, (4, 2)), (8, 8), out=out)
+        cd.slice1_batch(x, window_offsets=rng.integers(0, 9, (4, 2)), window_sizes=(8, 8), out=out)
         dys = [np.ones((2, 3), np.float32), np.ones((3, 2), np.float32)]
-        cd.slice1_batch_grad(dys, (16, 16), rng.integers(0, 9, (2, 2)), [[2, 3], [3, 2]])
+        cd.slice1_batch_grad(dys, (16, 16), window_offsets=rng.integers(0, 9, (2, 2)), window_sizes=[[2, 3], [3, 2]])
     assert runner._windows_entries.cache_info().currsize == 0
 
 
 def test_sixteen_byte_elements_move_as_word_pairs(xp, rng):
     x_host = random_array((5, 6), np.complex128, rng)
-    got = cd.slice1_batch(xp.asarray(x_host), [[0, 1], [2, 0]], (3, 4), (1, -2), directml_types=False)
+    got = cd.slice1_batch(
+        xp.asarray(x_host),
+        window_offsets=[[0, 1], [2, 0]],
+        window_sizes=(3, 4),
+        window_strides=(1, -2),
+        directml_types=False,
+    )
     want = np.stack([x_host[0:3, 4:0:-2], x_host[2:5, 3::-2]])
     assert to_host(got).tobytes() == want.tobytes()
     with pytest.raises(TypeError, match="directml_types=False"):
-        cd.slice1_batch(xp.asarray(x_host), [[0, 1]], (3, 4))
+        cd.slice1_batch(xp.asarray(x_host), window_offsets=[[0, 1]], window_sizes=(3, 4))
 
 
 def test_new_windows_reuse_the_compiled_launch(rng):
     x = random_array((16, 16), np.float32, rng)
     runner._windows_entries.cache_clear()
     for _ in range(5):
-        cd.slice1_batch(x, rng.integers(0, 9, (4, 2)), (8, 8), rng.choice([1, -1], (4, 2)))
+        cd.slice1_batch(
+            x,
+            window_offsets=rng.integers(0, 9, (4, 2)),
+            window_sizes=(8, 8),
+            window_strides=rng.choice([1, -1], (4, 2)),
+        )
     info = runner._windows_entries.cache_info()
     assert (info.misses, info.hits) == (1, 4)
 
@@ -409,7 +484,9 @@ def test_threads_share_the_compiled_launches(rng):
     results = [None] * len(windows)
 
     def work(k):
-        results[k] = cd.slice1_batch(x, windows[k][0], (16, 16), windows[k][1])
+        results[k] = cd.slice1_batch(
+            x, window_offsets=windows[k][0], window_sizes=(16, 16), window_strides=windows[k][1]
+        )
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(len(windows))]
     for t in threads:
@@ -434,21 +511,31 @@ def test_tensors_with_autograd(device, rng):
     x = torch.randn(4, 6, 7, dtype=torch.float64, device=device, requires_grad=True)
     offsets = torch.as_tensor(rng.integers(0, 3, (4, 2)), device=device)  # windows as tensors, too
     strides = rng.choice([1, -1], (4, 2))
-    y = cd.slice1_batch(x, offsets, (3, 4), strides, per_sample=True)
+    y = cd.slice1_batch(x, window_offsets=offsets, window_sizes=(3, 4), window_strides=strides, per_sample=True)
     assert type(y) is torch.Tensor and y.device == x.device and y.grad_fn.name() == "Slice1BatchBackward"
     want = forward_oracle(x.detach().cpu().numpy(), offsets.cpu().numpy(), (3, 4), strides, True)
     assert y.detach().cpu().numpy().tobytes() == np.stack(want).tobytes()
-    assert torch.autograd.gradcheck(lambda t: cd.slice1_batch(t, offsets, (3, 4), strides, per_sample=True), (x,))
-    assert torch.autograd.gradgradcheck(lambda t: cd.slice1_batch(t, offsets, (3, 4), strides, per_sample=True), (x,))
+    assert torch.autograd.gradcheck(
+        lambda t: cd.slice1_batch(
+            t, window_offsets=offsets, window_sizes=(3, 4), window_strides=strides, per_sample=True
+        ),
+        (x,),
+    )
+    assert torch.autograd.gradgradcheck(
+        lambda t: cd.slice1_batch(
+            t, window_offsets=offsets, window_sizes=(3, 4), window_strides=strides, per_sample=True
+        ),
+        (x,),
+    )
     # Overlapping windows of one tensor, each of its own size: the gradient sums them.
     z = torch.randn(6, 7, dtype=torch.float64, device=device, requires_grad=True)
     offsets, sizes = rng.integers(0, 3, (5, 2)), rng.integers(1, 4, (5, 2))
     strides = rng.choice([1, -1, 2], (5, 2))
-    parts = cd.slice1_batch(z, offsets, sizes, strides)
+    parts = cd.slice1_batch(z, window_offsets=offsets, window_sizes=sizes, window_strides=strides)
     assert isinstance(parts, list) and len(parts) == 5
 
     def windows(t):
-        return tuple(cd.slice1_batch(t, offsets, sizes, strides))
+        return tuple(cd.slice1_batch(t, window_offsets=offsets, window_sizes=sizes, window_strides=strides))
 
     assert torch.autograd.gradcheck(windows, (z,)) and torch.autograd.gradgradcheck(windows, (z,))
 
@@ -460,7 +547,9 @@ def test_the_gradient_of_tensors_equals_autograd_of_a_loop(device, rng):
     flips = rng.choice([1, -1], 16)
     strides = np.c_[np.ones(16, int), np.ones(16, int), flips]
     dy = torch.randn(16, 3, 16, 16, device=device)
-    (ours,) = torch.autograd.grad(cd.slice1_batch(x, offsets, (3, 16, 16), strides), x, dy)
+    (ours,) = torch.autograd.grad(
+        cd.slice1_batch(x, window_offsets=offsets, window_sizes=(3, 16, 16), window_strides=strides), x, dy
+    )
     loop = [x[:, o[1] : o[1] + 16, o[2] : o[2] + 16] for o in offsets]
     loop = torch.stack([w.flip(-1) if f < 0 else w for w, f in zip(loop, flips)])
     (theirs,) = torch.autograd.grad(loop, x, dy)
@@ -474,14 +563,16 @@ def test_tensors_under_torch_compile_run_between_graphs():
     x = torch.randn(4, 4, requires_grad=True)
 
     def f(t):
-        return cd.slice1_batch(t, [[0, 0], [1, 1]], (2, 2), [1, -1]) * 2
+        return cd.slice1_batch(t, window_offsets=[[0, 0], [1, 1]], window_sizes=(2, 2), window_strides=[1, -1]) * 2
 
     y = torch.compile(f, backend="eager")(x)
     assert torch.equal(y, f(x))
     y.sum().backward()
     assert torch.equal(x.grad, torch.tensor([[2.0, 2, 0, 0], [2, 4, 2, 0], [0, 2, 2, 0], [0, 0, 0, 0]]))
     with pytest.raises(TypeError, match="slice1_batch: has no torch operator"):
-        torch.func.vmap(lambda t: cd.slice1_batch(t, [[0, 0]], (2, 2)))(torch.randn(3, 4, 4))
+        torch.func.vmap(lambda t: cd.slice1_batch(t, window_offsets=[[0, 0]], window_sizes=(2, 2)))(
+            torch.randn(3, 4, 4)
+        )
 
 
 def test_sums_in_lanes_equal_sums_by_element(xp, rng, monkeypatch):
@@ -495,7 +586,9 @@ def test_sums_in_lanes_equal_sums_by_element(xp, rng, monkeypatch):
             offsets, sizes, strides = random_windows(rng, shape, 6, shared=True)
             results = forward_oracle(np.empty(shape), offsets, sizes, strides, False)
             dys = [(rng.standard_normal(r.shape) * 8).astype(dtype) for r in results]
-            got = cd.slice1_batch_grad(xp.asarray(np.stack(dys)), shape, offsets, sizes, strides)
+            got = cd.slice1_batch_grad(
+                xp.asarray(np.stack(dys)), shape, window_offsets=offsets, window_sizes=sizes, window_strides=strides
+            )
             want = grad_oracle(dys, shape, offsets, sizes, strides, False, dtype)
             assert to_host(got).tobytes() == want.tobytes(), dtype
     finally:
@@ -508,35 +601,46 @@ def test_byte_swapped_gradients_are_summed_as_numbers(xp, dtype):
     if xp is not np:
         pytest.skip("CuPy has no byte-swapped arrays")
     dy = np.full((2, 2), 255 if dtype == ">i4" else 1.5, dtype)
-    got = cd.slice1_batch_grad(dy, (3,), [[0], [1]], [2], directml_types=False)
+    got = cd.slice1_batch_grad(dy, (3,), window_offsets=[[0], [1]], window_sizes=[2], directml_types=False)
     assert got.dtype == np.dtype(dtype) and got.tolist() == (dy[0, 0] * np.array([1, 2, 1])).tolist()
     out = np.zeros(3, dtype)
-    assert cd.slice1_batch_grad(dy[:1], (3,), [[1]], [2], directml_types=False, out=out) is out
+    assert (
+        cd.slice1_batch_grad(dy[:1], (3,), window_offsets=[[1]], window_sizes=[2], directml_types=False, out=out) is out
+    )
     assert out.tolist() == (dy[0, 0] * np.array([0, 1, 1])).tolist()
     with pytest.raises(BindingError, match="overlaps"):  # out's rules hold against dy as given
-        cd.slice1_batch_grad(dy, (4,), [[0], [1]], [2], directml_types=False, out=dy.reshape(4))
+        cd.slice1_batch_grad(
+            dy, (4,), window_offsets=[[0], [1]], window_sizes=[2], directml_types=False, out=dy.reshape(4)
+        )
     assert dy.tolist() == np.full((2, 2), dy[0, 0]).tolist()
 
 
 def test_a_negative_strided_out_takes_the_windows(xp):
     x = xp.asarray(np.arange(12.0).reshape(3, 4))
     for out in (xp.zeros((2, 2, 4))[:, ::-1], xp.zeros((2, 2, 4))[:, :, ::-1], xp.zeros((2, 2, 4))[::-1]):
-        assert cd.slice1_batch(x, [[0, 0], [1, 0]], [2, 4], out=out) is out
+        assert cd.slice1_batch(x, window_offsets=[[0, 0], [1, 0]], window_sizes=[2, 4], out=out) is out
         assert to_host(out).tolist() == np.stack([to_host(x)[0:2], to_host(x)[1:3]]).tolist()
 
 
 def test_half_gradients_two_bytes_past_a_four_byte_boundary(xp):
     """Halves are summed into floats: 2-byte reads at an address of 2 mod 4 are aligned."""
     dy = xp.ones(9, np.float16)[1:].reshape(2, 4)
-    assert to_host(cd.slice1_batch_grad(dy, (6,), [[0], [2]], [4])).tolist() == [1, 1, 2, 2, 1, 1]
+    assert to_host(cd.slice1_batch_grad(dy, (6,), window_offsets=[[0], [2]], window_sizes=[4])).tolist() == [
+        1,
+        1,
+        2,
+        2,
+        1,
+        1,
+    ]
 
 
 def test_an_empty_batch_still_keeps_the_rules(xp):
     x = xp.ones((4, 4))
-    with pytest.raises(DescriptorError, match=r"InputWindowSizes\[0\] = -5 must be at least 1"):
-        cd.slice1_batch(x, np.zeros((0, 2), int), [-5, 2])
-    with pytest.raises(DescriptorError, match=r"InputWindowStrides\[1\] = 0 must be non-zero"):
-        cd.slice1_batch(x, np.zeros((0, 2), int), [2, 2], [1, 0])
-    with pytest.raises(DescriptorError, match="DimensionCount = 2 is not supported at feature level 2_1"):
-        cd.slice1_batch(x, np.zeros((0, 2), int), [2, 2], feature_level="2_1")
-    assert cd.slice1_batch(x, np.zeros((0, 2), int), [2, 2]).shape == (0, 2, 2)
+    with pytest.raises(DescriptorError, match=r"window_sizes\[0\] = -5 must be an unsigned 32-bit value"):
+        cd.slice1_batch(x, window_offsets=np.zeros((0, 2), int), window_sizes=[-5, 2])
+    with pytest.raises(DescriptorError, match=r"window_strides\[1\] = 0 must be non-zero"):
+        cd.slice1_batch(x, window_offsets=np.zeros((0, 2), int), window_sizes=[2, 2], window_strides=[1, 0])
+    with pytest.raises(DescriptorError, match=r"x\.ndim = 2 is not supported at feature level 2_1"):
+        cd.slice1_batch(x, window_offsets=np.zeros((0, 2), int), window_sizes=[2, 2], feature_level="2_1")
+    assert cd.slice1_batch(x, window_offsets=np.zeros((0, 2), int), window_sizes=[2, 2]).shape == (0, 2, 2)

@@ -248,6 +248,7 @@ def grad_params_dtype(index_type, rank):
         [
             ("src", np.uint64),
             ("dst", np.uint64),
+            ("fill", np.uint32, (4,)),
             ("count", i),
             ("inner", i),
             ("sizes", divider_dtype(i), (rank,)),
@@ -576,6 +577,7 @@ def _grad_launch(plan: SliceGradPlan) -> Launch:
     count = math.prod(sizes)
     index_type = _index_type(e, count, list(zip(plan.sizes, plan.out_strides)), list(zip(plan.counts, plan.in_strides)))
     params = np.zeros((), grad_params_dtype(index_type, rank))
+    params["fill"] = np.frombuffer(plan.fill, "<u4")  # the words as the kernel's 16-byte lanes hold them
     params["count"], params["inner"] = count, inner
     set_dividers(params["sizes"], sizes)
     params["dst_strides"], params["starts"] = plan.out_strides, plan.starts

@@ -49,7 +49,9 @@ def run(plan, inputs, outputs) -> None:
             target[...] = source
     elif isinstance(plan, SliceGradPlan):
         target = strided_view(outputs[0], size, plan.sizes, plan.out_strides)
-        target[...] = 0
+        # 0, but for cudadml.numpy.pad's fill: its pattern, by innermost coordinate.
+        pattern = np.frombuffer(plan.fill, target.dtype)
+        target[...] = pattern[np.arange(plan.sizes[-1]) % len(pattern)]
         window = tuple(
             slice(start, start + step * (count - 1) + 1, step)
             for start, step, count in zip(plan.starts, plan.steps, plan.counts)

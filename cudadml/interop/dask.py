@@ -103,7 +103,7 @@ class DaskAdapter:
                 raise ValueError(
                     f"{name}: {where} has unknown chunk sizes (NaN); call {where}.compute_chunk_sizes() first"
                 )
-            check_element_dtype(x.dtype, f"{operation.NAME}: the input")
+            check_element_dtype(x.dtype, f"{operation.NAME}: {where}")
         if any(m != modules[0] for m in modules):
             raise TypeError(f"{name}: xs mix NumPy (host) and CuPy (device) chunks")
         if len(inputs) > 1:
@@ -497,7 +497,7 @@ def _windows_block(region, offsets, sizes, strides, per_sample, feature_level, d
     from ..arrays import slice1_batch
 
     options = {"per_sample": per_sample, "feature_level": feature_level, "directml_types": directml_types}
-    result = slice1_batch(region, offsets, sizes, strides, **options)
+    result = slice1_batch(region, window_offsets=offsets, window_sizes=sizes, window_strides=strides, **options)
     return result[0] if isinstance(result, list) else result  # per-window sizes: one window per task
 
 

@@ -475,8 +475,9 @@ def _numpy_dtype(operation, dtype):
     if dtype in _NUMPY:
         return np.dtype(_NUMPY[dtype])
     if operation.directml_types:
+        argument = "xs[0]" if operation.ARGUMENT == "xs" else operation.ARGUMENT
         raise TypeError(
-            f"{operation.function}: dtype {dtype} has no DirectML tensor data type; "
+            f"{operation.function}: {argument}.dtype = {dtype} has no DirectML tensor data type; "
             "pass directml_types=False to move its elements as raw bits"
         )
     return np.dtype(f"u{dtype.itemsize}")
@@ -675,18 +676,19 @@ def _gradient(op, shapes, grads):
             gy = gy.sum(repeated, keepdim=True)
         steps = [s or 1 for s in op.strides]
         sizes = [(n - 1) * s + 1 for n, s in zip(gy.shape, steps)]
-        return calls.SliceGrad.of(gy.shape, shapes[0], op.offsets, sizes, steps, directml_types=flag), [gy]
+        window = {"offsets": op.offsets, "sizes": sizes, "strides": steps}
+        return calls.SliceGrad.of(gy.shape, shapes[0], **window, directml_types=flag), [gy]
     if isinstance(op, calls.Slice1):
-        window = op.offsets, op.sizes, op.strides
-        return calls.SliceGrad.of(grads[0].shape, shapes[0], *window, directml_types=flag), grads
+        window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
+        return calls.SliceGrad.of(grads[0].shape, shapes[0], **window, directml_types=flag), grads
     if isinstance(op, calls.SliceGrad):
-        window = op.offsets, op.sizes, op.strides
-        return calls.Slice1.of(grads[0].shape, *window, shapes[0], directml_types=flag), grads
+        window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
+        return calls.Slice1.of(grads[0].shape, **window, output_sizes=shapes[0], directml_types=flag), grads
     if isinstance(op, calls.Split):
         return calls.Join.of(grads[0].shape, op.axis, directml_types=flag), grads
     if isinstance(op, calls.Join):
         sizes = [s[op.axis] for s in shapes]
-        return calls.Split.of(grads[0].shape, sizes, op.axis, directml_types=flag), grads
+        return calls.Split.of(grads[0].shape, split_sizes=sizes, axis=op.axis, directml_types=flag), grads
     if isinstance(op, calls.Slice1Batch):
         level = calls.options(None, flag)[0]
         return calls.Slice1BatchGrad(shapes[0], *op._replace(feature_level=level)), grads

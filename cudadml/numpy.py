@@ -1,0 +1,1317 @@
+"""NumPy's data-movement functions as drop-ins: ``import cudadml.numpy as cnp``.
+
+``concatenate``, ``stack``, ``hstack``, ``vstack``, ``dstack``, ``column_stack``; ``split``,
+``array_split``, ``hsplit``, ``vsplit``, ``dsplit``; ``flip``, ``fliplr``, ``flipud``; ``roll``;
+``pad`` with ``mode="constant"``. Each has NumPy's name, signature, result (values, shape and
+dtype) and exceptions, and takes NumPy arrays (run on the host backend), CuPy arrays (run by the
+kernels on the GPU) and what ``numpy.asarray`` takes (lists, scalars). Each result is a new
+C-contiguous array of the inputs' kind, made by cudadml's kernels through the array functions
+of ``cudadml.arrays``, in one launch where the inputs share a dtype:
+
+============================  =================================================================
+``concatenate``, ``*stack``   one ``join`` (``stack``: of views with a new axis, no copies)
+split family                  one ``split`` (overlapping sections, which NumPy allows: one
+                              ``slice1_batch``); the parts are copies, views of one allocation
+``flip``, ``fliplr/ud``       one ``strided_slice`` with negative steps (a copy, not a view)
+``roll``                      one axis: one ``join`` of the two strided views; several: one
+                              ``slice1_batch_grad`` placing the 2**k views (one pass)
+``pad`` (constant)            one ``slice_grad`` (zeros), or its kernel with the constant as
+                              the fill it writes where the window does not read
+============================  =================================================================
+
+Dtypes follow NumPy: the result dtype is NumPy's ``result_type`` of the inputs, or ``dtype=``
+(or ``out``'s), checked with ``numpy.can_cast`` under ``casting=``; inputs of another dtype are
+converted first with their own ``astype`` (a launch of NumPy's or CuPy's per such input). The
+kernels move raw bits, so every fixed-size dtype moves: bool, float16, complex, datetimes,
+byte-swapped and structured dtypes, strings (dtypes of other than 1, 2, 4, 8 or 16 bytes move as
+views of words with one more axis). Object dtypes are refused (``TypeError``). DirectML's
+operators take up to 8 dimensions (7 for elements of 16 bytes or moved as several words):
+arrays of more have the runs of axes that a call treats alike folded into one axis each (a
+reshape: a view where the strides allow, else NumPy's or CuPy's copy first), and a call that
+still needs more (a flip of every other axis of a 10-dimensional array) is refused with
+``cudadml.DescriptorError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import operator
+import sys
+import typing
+from typing import NamedTuple
+
+import numpy as np
+
+from . import runner
+from .arrays import join, slice1_batch, slice1_batch_grad, slice_grad, strided_slice
+from .arrays import split as _split
+from .calls import Description, data_type
+from .enums import FeatureLevel
+from .operators import SliceGradOperatorDesc
+from .plan import fill_pattern
+from .tensor import MAX_DIMENSIONS, BufferTensorDesc
+
+try:
+    from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+except ImportError:  # NumPy 1.x
+    from numpy.core.multiarray import normalize_axis_index
+    from numpy.core.numeric import normalize_axis_tuple
+
+__all__ = [
+    "array_split",
+    "column_stack",
+    "concatenate",
+    "dsplit",
+    "dstack",
+    "flip",
+    "fliplr",
+    "flipud",
+    "hsplit",
+    "hstack",
+    "pad",
+    "roll",
+    "split",
+    "stack",
+    "vsplit",
+    "vstack",
+]
+
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+#: Kinds the array functions move as they are, at these element sizes (16: as pairs of words).
+_AS_IS_KINDS, _AS_IS_SIZES = frozenset("biufcmM"), frozenset((1, 2, 4, 8, 16))
+_WORD_SIZES = (8, 4, 2, 1)
+#: What every call of the array functions passes: any dtype's elements move as raw bits.
+_RAW = {"directml_types": False}
+
+
+# ---- arrays and dtypes ---------------------------------------------------------------------------
+
+
+def _cupy_in(values):
+    """CuPy, where any of ``values`` is a CuPy array (then the call runs on the GPU), else None."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and any(isinstance(v, cupy.ndarray) for v in values):
+        return cupy
+    return None
+
+
+def _arrays(values, name):
+    """``values`` as arrays of one kind: CuPy arrays where any is one (lists and scalars made
+    CuPy arrays), else NumPy arrays (``numpy.asarray``)."""
+    cupy = _cupy_in(values)
+    if cupy is None:
+        return [v if type(v) is np.ndarray else _plain(v, name) for v in values]
+    arrays = []
+    for v in values:
+        if isinstance(v, np.ndarray):
+            raise TypeError(f"{name}: the arrays mix NumPy and CuPy arrays; pass arrays of one kind")
+        arrays.append(v if isinstance(v, cupy.ndarray) else cupy.asarray(v))
+    return arrays
+
+
+def _plain(value, name):
+    """``numpy.asarray(value)``; a NumPy subclass but ``memmap`` (a masked array, a matrix) is
+    refused, as the array functions refuse it: a plain result would drop its meaning."""
+    if isinstance(value, np.ndarray) and not isinstance(value, np.memmap):
+        raise TypeError(
+            f"cudadml.numpy.{name}: a {type(value).__name__}, a NumPy subclass whose meaning (a mask, matrix "
+            f"rules) a plain result would drop; use numpy.{name}, or pass numpy.asarray(...) of it"
+        )
+    return np.asarray(value)
+
+
+def _array(value, name):
+    return _arrays([value], name)[0]
+
+
+def _host(value):
+    """An argument that may be a CuPy array (a shift, widths) as NumPy takes it."""
+    cupy = _cupy_in([value])
+    return cupy.asnumpy(value) if cupy is not None else value
+
+
+def _empty(like, shape, dtype):
+    """A new array of ``like``'s kind (nothing is moved into it)."""
+    if isinstance(like, np.ndarray):
+        return np.empty(shape, dtype)
+    return sys.modules["cupy"].empty(shape, dtype)
+
+
+def _result_type(dtypes):
+    """NumPy's ``result_type`` of any number of dtypes (``numpy.result_type`` takes a bounded
+    number of arguments)."""
+    unique = list(dict.fromkeys(dtypes))
+    while len(unique) > 32:
+        unique = [np.result_type(*unique[k : k + 32]) for k in range(0, len(unique), 32)]
+    return np.result_type(*unique)
+
+
+def _check_casting(casting):
+    if casting not in _CASTINGS:
+        allowed = ", ".join(map(repr, _CASTINGS))
+        raise ValueError(f"casting must be one of {allowed} (got {casting!r})")
+
+
+def _converted(xs, dtype, casting):
+    """``xs`` with those of another dtype than ``dtype`` converted by ``astype``, after
+    ``numpy.can_cast`` under ``casting`` (``TypeError`` as NumPy words it)."""
+    for x in xs:
+        if x.dtype != dtype and not np.can_cast(x.dtype, dtype, casting):
+            raise TypeError(f"Cannot cast array data from {x.dtype!r} to {dtype!r} according to the rule {casting!r}")
+    return [x if x.dtype == dtype else x.astype(dtype) for x in xs]
+
+
+def _words_of(dtype, name):
+    """How the kernels move ``dtype``: None (as it is), or the width of the words its elements
+    are moved as (one more, innermost, axis where an element is several)."""
+    if dtype.kind in _AS_IS_KINDS and dtype.itemsize in _AS_IS_SIZES and dtype.names is None:
+        return None
+    if dtype.hasobject:
+        raise TypeError(
+            f"cudadml.numpy.{name}: dtype {dtype} holds Python objects, which the kernels cannot move; use numpy.{name}"
+        )
+    if dtype.itemsize == 0:
+        raise TypeError(f"cudadml.numpy.{name}: dtype {dtype} has elements of no bytes; use numpy.{name}")
+    return next(w for w in _WORD_SIZES if dtype.itemsize % w == 0)
+
+
+def _raw(x, width):
+    """``x`` as ``width``-byte words: a view (one more axis where an element is several words)."""
+    if width is None:
+        return x
+    word = np.dtype(f"u{width}")
+    if x.itemsize == width:
+        return x.view(word)
+    return x[..., None].view(word)  # NumPy only: CuPy has no such dtypes
+
+
+def _cooked(r, dtype, width):
+    """The inverse of ``_raw``, for a result of the kernels (C-contiguous)."""
+    if width is None:
+        return r
+    return r.view(dtype) if dtype.itemsize == width else r.view(dtype)[..., 0]
+
+
+def _uint_view(x):
+    """``x``'s elements as unsigned integers of up to 8 bytes: ``x`` itself, reinterpreted (one
+    more axis of words where an element is wider), for the gradient kernels, which add."""
+    width = next(w for w in _WORD_SIZES if x.itemsize % w == 0)
+    word = np.dtype(f"u{width}")
+    if x.itemsize == width:
+        return x.view(word)
+    if isinstance(x, np.ndarray):
+        return x[..., None].view(word)
+    cupy = sys.modules["cupy"]
+    k = x.itemsize // width
+    return cupy.ndarray((*x.shape, k), word, memptr=x.data, strides=(*x.strides, width))
+
+
+def _rank_limit(dtype, name):
+    """The most dimensions the kernels take for ``dtype``: DirectML's 8, less the axis of words
+    that elements of more than 8 bytes (or moved as several words) take."""
+    width = _words_of(dtype, name)
+    return MAX_DIMENSIONS - (dtype.itemsize > (width or 8))
+
+
+def _folding(keys):
+    """Runs of consecutive axes that fold into one: an axis joins the previous one where their
+    keys are equal and not None (None: the axis stays alone)."""
+    groups = []
+    for ax, key in enumerate(keys):
+        if groups and key is not None and keys[groups[-1][-1]] == key:
+            groups[-1].append(ax)
+        else:
+            groups.append([ax])
+    return groups
+
+
+def _folded(x, groups):
+    """``x`` with each run of ``groups`` one axis: a reshape (a view where the strides allow,
+    else NumPy's or CuPy's copy), for arrays of more dimensions than the kernels take."""
+    return x.reshape(tuple(math.prod(x.shape[a] for a in g) for g in groups))
+
+
+def _copy(x, name):
+    """A new C-contiguous copy of ``x``, by one ``strided_slice``."""
+    if x.size == 0:
+        return _empty(x, x.shape, x.dtype)
+    width = _words_of(x.dtype, name)
+    flat = x.ndim == 0 or x.ndim > _rank_limit(x.dtype, name)  # copied as one axis
+    r = strided_slice(_raw(x.reshape(-1) if flat else x, width), (), **_RAW)
+    r = _cooked(r, x.dtype, width)
+    return r.reshape(x.shape) if flat else r
+
+
+# ---- concatenate and stack -----------------------------------------------------------------------
+
+
+def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """Join a sequence of arrays along an existing axis, as ``numpy.concatenate``: one launch.
+
+    Parameters
+    ----------
+    arrays : sequence of array_like
+        The arrays: NumPy or CuPy arrays (of one kind), or what ``numpy.asarray`` takes; of one
+        rank and equal shapes but along ``axis``.
+    axis : int or None, default 0
+        The axis to join along; may be negative. None: the arrays are flattened first (a view
+        where an array is C-contiguous, else a copy, made by one more launch).
+    out : array, optional
+        Where to write the result: the result's shape, any dtype the inputs cast to under
+        ``casting``, any strides. An ``out`` that overlaps an input receives the result as if
+        the inputs had been read first (a temporary, then a copy).
+    dtype : dtype, optional
+        The result's dtype (not with ``out``); by default NumPy's ``result_type`` of the arrays.
+    casting : {"no", "equiv", "safe", "same_kind", "unsafe"}, default "same_kind"
+        What conversions of the inputs to the result's dtype are allowed.
+
+    Returns
+    -------
+    array
+        ``out``, or a new C-contiguous array of the inputs' kind: one ``cudadml.join`` of the
+        inputs, those of another dtype converted first with ``astype``. More than 128 inputs
+        of ``JOIN`` run as a launch per 128.
+
+    Raises
+    ------
+    ValueError
+        For no arrays, 0-dimensional arrays (with an axis), arrays of different ranks or of
+        shapes that differ off ``axis``, ``out`` of another shape, an unknown ``casting``.
+    numpy.exceptions.AxisError
+        For an axis out of bounds (a ``ValueError`` and an ``IndexError``).
+    TypeError
+        For a cast ``casting`` forbids, both ``out`` and ``dtype``, a non-integer axis, ``arrays``
+        that is not a sequence, an ``out`` that is not an array, a mix of NumPy and CuPy arrays,
+        object dtypes.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.concatenate([np.arange(4).reshape(2, 2), np.array([[7, 8]])])
+    array([[0, 1],
+           [2, 3],
+           [7, 8]])
+    >>> cnp.concatenate([np.int8([1, 2]), np.float16([0.5])])
+    array([1. , 2. , 0.5], dtype=float16)
+    >>> cnp.concatenate([np.arange(3), np.ones((2, 2))], axis=None)
+    array([0., 1., 2., 1., 1., 1., 1.])
+    """
+    name = "concatenate"
+    if out is not None and dtype is not None:
+        raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both were provided.")
+    if axis is not None:
+        if isinstance(axis, (bool, np.bool_)):
+            raise TypeError("an integer is required for the axis")
+        axis = operator.index(axis)
+    wanted = None if dtype is None else np.dtype(dtype)
+    _check_casting(casting)
+    if not hasattr(arrays, "__len__") or not hasattr(arrays, "__getitem__"):
+        raise TypeError("The first input argument needs to be a sequence")
+    xs = _arrays(list(arrays), name)
+    if not xs:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        xs = [x.ravel() if x.flags.c_contiguous else _copy(x, name).ravel() for x in xs]
+        axis = 0
+    elif xs[0].ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    ndim = xs[0].ndim
+    axis = normalize_axis_index(axis, ndim)
+    first = xs[0].shape
+    for k, x in enumerate(xs[1:], 1):
+        if x.ndim != ndim:
+            raise ValueError(
+                "all the input arrays must have same number of dimensions, but the array at index 0 has "
+                f"{ndim} dimension(s) and the array at index {k} has {x.ndim} dimension(s)"
+            )
+        for d in range(ndim):
+            if d != axis and x.shape[d] != first[d]:
+                raise ValueError(
+                    "all the input array dimensions except for the concatenation axis must match exactly, but "
+                    f"along dimension {d}, the array at index 0 has size {first[d]} and the array at index {k} "
+                    f"has size {x.shape[d]}"
+                )
+    shape = (*first[:axis], sum(x.shape[axis] for x in xs), *first[axis + 1 :])
+    cupy = _cupy_in(xs)
+    if out is not None:
+        out = _out(out, cupy, shape)
+        result_dtype = out.dtype
+    elif wanted is not None and wanted.itemsize == 0 and wanted.kind in "SUV":  # "U": sized by the arrays
+        result_dtype = _result_type([np.empty(0, x.dtype).astype(wanted).dtype for x in xs])
+    else:
+        result_dtype = wanted if wanted is not None else _result_type([x.dtype for x in xs])
+    xs = _converted(xs, result_dtype, casting)
+    return _join(xs, axis, out, result_dtype, name)
+
+
+def _out(out, cupy, shape):
+    """``out`` checked as NumPy checks it: an array of the inputs' kind and of ``shape``."""
+    if cupy is None:
+        if not isinstance(out, np.ndarray):
+            raise TypeError("'out' must be an array")
+    elif not isinstance(out, cupy.ndarray):
+        raise TypeError("'out' must be a CuPy array for CuPy arrays")
+    if out.ndim != len(shape):
+        raise ValueError("Output array has wrong dimensionality")
+    if out.shape != shape:
+        raise ValueError("Output array is the wrong shape")
+    return out
+
+
+def _join(xs, axis, out, dtype, name):
+    """``xs`` (all of ``dtype``) joined along ``axis`` by one ``cudadml.join``: into ``out``, or new."""
+    shape = xs[0].shape
+    if len(shape) > _rank_limit(dtype, name):  # as (before axis, axis, after axis)
+        groups = _folding(["before"] * axis + [None] + ["after"] * (len(shape) - axis - 1))
+        result = _join([_folded(x, groups) for x in xs], 1 if axis else 0, None, dtype, name)
+        result = result.reshape((*shape[:axis], -1, *shape[axis + 1 :]))
+        if out is None:
+            return result
+        out[...] = result
+        return out
+    width = _words_of(dtype, name)
+    raw = [_raw(x, width) for x in xs]
+    if out is None:
+        return _cooked(join(raw, axis=axis, **_RAW), dtype, width)
+    target = out.view(np.ndarray) if isinstance(out, np.ndarray) and type(out) is not np.ndarray else out
+    xp = np if isinstance(out, np.ndarray) else sys.modules["cupy"]
+    if any(xp.may_share_memory(x, target) for x in xs):  # read every input before out is written
+        target[...] = _cooked(join(raw, axis=axis, **_RAW), dtype, width)
+    else:
+        join(raw, axis=axis, out=_raw(target, width), **_RAW)
+    return out
+
+
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """Join arrays along a new axis, as ``numpy.stack``: one launch.
+
+    The arrays are joined as views with a new axis of size 1 at ``axis`` (no copies), by one
+    ``cudadml.join`` (`concatenate`).
+
+    Parameters
+    ----------
+    arrays : sequence of array_like
+        Arrays of one shape (NumPy or CuPy arrays, or what ``numpy.asarray`` takes).
+    axis : int, default 0
+        Where the new axis goes in the result; may be negative.
+    out : array, optional
+        Where to write the result (as in `concatenate`).
+    dtype : dtype, optional
+        The result's dtype (not with ``out``); inputs of another dtype are converted first with
+        ``astype``.
+    casting : {"no", "equiv", "safe", "same_kind", "unsafe"}, default "same_kind"
+        What conversions of the inputs are allowed.
+
+    Returns
+    -------
+    array
+        ``out``, or a new C-contiguous array with one more dimension.
+
+    Raises
+    ------
+    ValueError
+        For no arrays, or arrays of different shapes; as `concatenate` otherwise.
+    numpy.exceptions.AxisError
+        For an axis out of bounds.
+    TypeError
+        For ``arrays`` that is not a sequence (a generator), and as `concatenate`.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.stack([np.arange(3), np.arange(3, 6)], axis=1)
+    array([[0, 3],
+           [1, 4],
+           [2, 5]])
+    """
+    xs = _arrays(_stack_sequence(arrays), "stack")
+    if not xs:
+        raise ValueError("need at least one array to stack")
+    if len({x.shape for x in xs}) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    axis = normalize_axis_index(axis, xs[0].ndim + 1)
+    new = (slice(None),) * axis + (None,)
+    return concatenate([x[new] for x in xs], axis=axis, out=out, dtype=dtype, casting=casting)
+
+
+def _stack_sequence(arrays):
+    if not hasattr(arrays, "__getitem__"):
+        raise TypeError('arrays to stack must be passed as a "sequence" type such as list or tuple.')
+    return tuple(arrays)
+
+
+def _at_least(x, ndim):
+    """``numpy.atleast_1d`` / ``2d`` / ``3d`` of one array: a view."""
+    if x.ndim >= ndim:
+        return x
+    if x.ndim == 0:
+        return x.reshape((1,) * ndim)
+    if ndim == 2 or x.ndim == 2:
+        return x[None, :] if x.ndim == 1 else x[:, :, None]
+    return x[None, :, None]
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    """Join arrays horizontally (along axis 1, or 0 for 1-D arrays), as ``numpy.hstack``: one launch.
+
+    Parameters
+    ----------
+    tup : sequence of array_like
+        The arrays; 0-dimensional ones count as 1-D.
+    dtype : dtype, optional
+        The result's dtype; inputs of another dtype are converted first with ``astype``.
+    casting : {"no", "equiv", "safe", "same_kind", "unsafe"}, default "same_kind"
+        What conversions of the inputs are allowed.
+
+    Returns
+    -------
+    array
+        A new C-contiguous array (one ``cudadml.join``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As `concatenate`; ``TypeError`` for ``tup`` that is not a sequence.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.hstack([np.array([[1], [2]]), np.array([[3, 4], [5, 6]])])
+    array([[1, 3, 4],
+           [2, 5, 6]])
+    """
+    arrays = [_at_least(x, 1) for x in _arrays(_stack_sequence(tup), "hstack")]
+    axis = 0 if arrays and arrays[0].ndim == 1 else 1
+    return concatenate(arrays, axis, dtype=dtype, casting=casting)
+
+
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    """Join arrays vertically (along axis 0, 1-D arrays as rows), as ``numpy.vstack``: one launch.
+
+    Parameters
+    ----------
+    tup : sequence of array_like
+        The arrays; those of fewer than 2 dimensions become rows.
+    dtype : dtype, optional
+        The result's dtype; inputs of another dtype are converted first with ``astype``.
+    casting : {"no", "equiv", "safe", "same_kind", "unsafe"}, default "same_kind"
+        What conversions of the inputs are allowed.
+
+    Returns
+    -------
+    array
+        A new C-contiguous array (one ``cudadml.join``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As `concatenate`; ``TypeError`` for ``tup`` that is not a sequence.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.vstack([np.arange(3), np.arange(3, 6)])
+    array([[0, 1, 2],
+           [3, 4, 5]])
+    """
+    arrays = [_at_least(x, 2) for x in _arrays(_stack_sequence(tup), "vstack")]
+    return concatenate(arrays, 0, dtype=dtype, casting=casting)
+
+
+def dstack(tup):
+    """Join arrays along the third axis, as ``numpy.dstack``: one launch.
+
+    Parameters
+    ----------
+    tup : sequence of array_like
+        The arrays: 1-D ones of shape ``(N,)`` count as ``(1, N, 1)``, 2-D ones as ``(M, N, 1)``.
+
+    Returns
+    -------
+    array
+        A new C-contiguous array of at least 3 dimensions (one ``cudadml.join``; inputs of
+        another dtype than the result's are converted first with ``astype``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As `concatenate`; ``TypeError`` for ``tup`` that is not a sequence.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.dstack([np.array([1, 2]), np.array([3, 4])])
+    array([[[1, 3],
+            [2, 4]]])
+    """
+    arrays = [_at_least(x, 3) for x in _arrays(_stack_sequence(tup), "dstack")]
+    return concatenate(arrays, 2)
+
+
+def column_stack(tup):
+    """Stack 1-D arrays as columns of a 2-D array, as ``numpy.column_stack``: one launch.
+
+    Parameters
+    ----------
+    tup : sequence of array_like
+        1-D arrays (columns; 0-D ones are a column of one) and 2-D arrays, of one length.
+
+    Returns
+    -------
+    array
+        A new C-contiguous 2-D array (one ``cudadml.join`` of the columns as views; inputs of
+        another dtype than the result's are converted first with ``astype``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As `concatenate`; ``TypeError`` for ``tup`` that is not a sequence.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.column_stack([np.array([1, 2, 3]), np.array([4, 5, 6])])
+    array([[1, 4],
+           [2, 5],
+           [3, 6]])
+    """
+    arrays = [
+        x if x.ndim >= 2 else x.reshape(1, 1) if x.ndim == 0 else x[:, None]
+        for x in _arrays(_stack_sequence(tup), "column_stack")
+    ]
+    return concatenate(arrays, 1)
+
+
+# ---- split ---------------------------------------------------------------------------------------
+
+
+def split(ary, indices_or_sections, axis=0):
+    """Split an array into sub-arrays, as ``numpy.split``: one launch; the parts are copies.
+
+    Unlike NumPy's views, the parts are new C-contiguous arrays: views of one allocation, made
+    by one ``cudadml.split`` (sections that overlap, as decreasing indices make, by one
+    ``cudadml.slice1_batch``). Writing into a part leaves ``ary`` as it is.
+
+    Parameters
+    ----------
+    ary : array_like
+        The array to split.
+    indices_or_sections : int or sequence of int
+        A number of equal parts (which must divide ``ary.shape[axis]``), or the indices where
+        parts start, as Python slicing reads them (negative from the end, past the end clipped).
+    axis : int, default 0
+        The axis to split along.
+
+    Returns
+    -------
+    list of arrays
+        The parts, in order.
+
+    Raises
+    ------
+    ValueError
+        If the number of parts does not divide the axis ("array split does not result in an
+        equal division").
+    ZeroDivisionError
+        For 0 parts, as NumPy.
+    IndexError, numpy.exceptions.AxisError
+        For an axis out of bounds, as NumPy.
+    TypeError
+        For indices that are not integers.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.split(np.arange(6), [2, 3])
+    [array([0, 1]), array([2]), array([3, 4, 5])]
+    """
+    try:
+        len(indices_or_sections)
+    except TypeError:
+        sections = indices_or_sections
+        n = ary.shape[axis]
+        if n % sections:
+            raise ValueError("array split does not result in an equal division") from None
+    return _array_split(ary, indices_or_sections, axis, "split")
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    """Split an array into sub-arrays, possibly of unequal sizes, as ``numpy.array_split``: one launch.
+
+    As `split`, except that a number of sections need not divide the axis: the first
+    ``n % sections`` parts have one more element. The parts are copies (views of one new
+    allocation), not views of ``ary``.
+
+    Parameters
+    ----------
+    ary : array_like
+        The array to split.
+    indices_or_sections : int or sequence of int
+        A number of parts (at least 1), or the indices where parts start.
+    axis : int, default 0
+        The axis to split along.
+
+    Returns
+    -------
+    list of arrays
+        The parts, in order.
+
+    Raises
+    ------
+    ValueError
+        For fewer than 1 section ("number sections must be larger than 0.").
+    IndexError, numpy.exceptions.AxisError
+        For an axis out of bounds, as NumPy.
+    TypeError
+        For indices that are not integers.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.array_split(np.arange(7), 3)
+    [array([0, 1, 2]), array([3, 4]), array([5, 6])]
+    """
+    return _array_split(ary, indices_or_sections, axis, "array_split")
+
+
+def _array_split(ary, indices_or_sections, axis, name):
+    """NumPy's ``array_split`` (its checks in its order), the parts made in one launch."""
+    try:
+        total = ary.shape[axis]
+    except AttributeError:
+        total = len(ary)
+    indices_or_sections = _host(indices_or_sections)
+    try:
+        count = len(indices_or_sections) + 1
+        points = [0, *indices_or_sections, total]
+    except TypeError:
+        count = int(indices_or_sections)
+        if count <= 0:
+            raise ValueError("number sections must be larger than 0.") from None
+        each, extras = divmod(total, count)
+        points = np.array([0] + extras * [each + 1] + (count - extras) * [each], dtype=np.intp).cumsum().tolist()
+    x = _array(ary, name)
+    axis = normalize_axis_index(axis, x.ndim)
+    n = x.shape[axis]
+    windows = []
+    for k in range(count):
+        start, stop, _ = slice(points[k], points[k + 1]).indices(n)
+        windows.append((start, max(stop - start, 0)))
+    return _parts(x, axis, windows, name)
+
+
+def _parts(x, axis, windows, name):
+    """The parts ``x[..., start : start + size, ...]`` (along ``axis``) of ``windows``: one
+    ``cudadml.split`` where they tile the axis in order, else one ``cudadml.slice1_batch``."""
+    dtype = x.dtype
+    if x.ndim > _rank_limit(dtype, name):  # as (before axis, axis, after axis)
+        groups = _folding(["before"] * axis + [None] + ["after"] * (x.ndim - axis - 1))
+        parts = _parts(_folded(x, groups), 1 if axis else 0, windows, name)
+        return [p.reshape((*x.shape[:axis], -1, *x.shape[axis + 1 :])) for p in parts]
+    width = _words_of(dtype, name)
+    raw = _raw(x, width)
+    sizes = [size for _, size in windows]
+    tiled, at = True, 0
+    for start, size in windows:
+        if size:
+            tiled = tiled and start == at
+            at += size
+    if tiled and at == x.shape[axis]:
+        return [_cooked(p, dtype, width) for p in _split(raw, split_sizes=sizes, axis=axis, **_RAW)]
+    shapes = [(*x.shape[:axis], size, *x.shape[axis + 1 :]) for size in sizes]
+    taken = [k for k, s in enumerate(shapes) if 0 not in s]
+    parts = [_empty(x, s, dtype) for s in shapes]
+    if taken:  # overlapping sections, which decreasing indices give: each its own window
+        extra = (0,) * (raw.ndim - x.ndim)
+        offsets = [(0,) * axis + (windows[k][0],) + (0,) * (x.ndim - axis - 1) + extra for k in taken]
+        window_sizes = [shapes[k] + raw.shape[x.ndim :] for k in taken]
+        for k, p in zip(taken, slice1_batch(raw, window_offsets=offsets, window_sizes=window_sizes, **_RAW)):
+            parts[k] = _cooked(p, dtype, width)
+    return parts
+
+
+def hsplit(ary, indices_or_sections):
+    """Split an array horizontally (along axis 1, or 0 for 1-D), as ``numpy.hsplit``: one launch.
+
+    The parts are copies (views of one new allocation), not views of ``ary``.
+
+    Parameters
+    ----------
+    ary : array_like
+        An array of at least 1 dimension.
+    indices_or_sections : int or sequence of int
+        As in `split`.
+
+    Returns
+    -------
+    list of arrays
+        The parts.
+
+    Raises
+    ------
+    ValueError
+        For a 0-dimensional array, and as `split`.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> [p.shape for p in cnp.hsplit(np.zeros((2, 6)), 3)]
+    [(2, 2), (2, 2), (2, 2)]
+    """
+    if np.ndim(ary) == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    """Split an array vertically (along axis 0), as ``numpy.vsplit``: one launch.
+
+    The parts are copies (views of one new allocation), not views of ``ary``.
+
+    Parameters
+    ----------
+    ary : array_like
+        An array of at least 2 dimensions.
+    indices_or_sections : int or sequence of int
+        As in `split`.
+
+    Returns
+    -------
+    list of arrays
+        The parts.
+
+    Raises
+    ------
+    ValueError
+        For fewer than 2 dimensions, and as `split`.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.vsplit(np.arange(4).reshape(2, 2), 2)
+    [array([[0, 1]]), array([[2, 3]])]
+    """
+    if np.ndim(ary) < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    """Split an array along the third axis, as ``numpy.dsplit``: one launch.
+
+    The parts are copies (views of one new allocation), not views of ``ary``.
+
+    Parameters
+    ----------
+    ary : array_like
+        An array of at least 3 dimensions.
+    indices_or_sections : int or sequence of int
+        As in `split`.
+
+    Returns
+    -------
+    list of arrays
+        The parts.
+
+    Raises
+    ------
+    ValueError
+        For fewer than 3 dimensions, and as `split`.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> [p.shape for p in cnp.dsplit(np.zeros((1, 2, 4)), [1])]
+    [(1, 2, 1), (1, 2, 3)]
+    """
+    if np.ndim(ary) < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, 2)
+
+
+# ---- flips and roll ------------------------------------------------------------------------------
+
+
+def _flipped(m, key, name):
+    """``m[key]`` (slices only) copied by one ``cudadml.strided_slice``; a 0-d ``m`` as NumPy's
+    ``m[()]`` (a NumPy scalar, a 0-d CuPy array)."""
+    if m.ndim == 0:
+        return _copy(m, name)[()]
+    if m.size == 0:
+        return _empty(m, m.shape, m.dtype)
+    if m.ndim > _rank_limit(m.dtype, name):  # runs of axes flipped alike, as one axis each
+        flipped = [ax < len(key) and key[ax].step == -1 and n > 1 for ax, n in enumerate(m.shape)]
+        keys = [flipped[ax] if n > 1 else "one" for ax, n in enumerate(m.shape)]
+        if m.size == 1 or not any(flipped):
+            return _copy(m, name)
+        # Size-1 axes go with the run before them (or the first axis's run, at the start).
+        first = next(f for f, n in zip(flipped, m.shape) if n > 1)
+        keys = list(itertools.accumulate(keys, lambda previous, k: previous if k == "one" else k, initial=first))[1:]
+        groups = _folding(keys)
+        folded_key = tuple(slice(None, None, -1) if keys[g[0]] else slice(None) for g in groups)
+        return _flip_copy(_folded(m, groups), folded_key, name).reshape(m.shape)
+    return _flip_copy(m, key, name)
+
+
+def _flip_copy(m, key, name):
+    width = _words_of(m.dtype, name)
+    return _cooked(strided_slice(_raw(m, width), key, **_RAW), m.dtype, width)
+
+
+def flip(m, axis=None):
+    """Reverse the order of elements along the given axes, as ``numpy.flip``: one launch.
+
+    Unlike NumPy's view, the result is a new C-contiguous array: a copy, made by one
+    ``cudadml.strided_slice`` with negative steps.
+
+    Parameters
+    ----------
+    m : array_like
+        The array.
+    axis : None, int or tuple of ints, optional
+        The axes to flip (negative count from the end); every axis by default.
+
+    Returns
+    -------
+    array
+        The flipped copy (a 0-dimensional ``m`` gives what NumPy's ``m[()]`` gives).
+
+    Raises
+    ------
+    numpy.exceptions.AxisError
+        For an axis out of bounds.
+    ValueError
+        For an axis given twice ("repeated axis").
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.flip(np.arange(6).reshape(2, 3), axis=1)
+    array([[2, 1, 0],
+           [5, 4, 3]])
+    """
+    if not hasattr(m, "ndim"):
+        m = np.asarray(m)
+    m = _array(m, "flip")
+    if axis is None:
+        key = (slice(None, None, -1),) * m.ndim
+    else:
+        key = [slice(None)] * m.ndim
+        for ax in normalize_axis_tuple(axis, m.ndim):
+            key[ax] = slice(None, None, -1)
+        key = tuple(key)
+    return _flipped(m, key, "flip")
+
+
+def fliplr(m):
+    """Reverse the order of elements along axis 1, as ``numpy.fliplr``: one launch.
+
+    The result is a copy (one ``cudadml.strided_slice``), not a view.
+
+    Parameters
+    ----------
+    m : array_like
+        An array of at least 2 dimensions.
+
+    Returns
+    -------
+    array
+        ``m[:, ::-1]``, copied.
+
+    Raises
+    ------
+    ValueError
+        For fewer than 2 dimensions ("Input must be >= 2-d.").
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.fliplr(np.eye(2, dtype=int))
+    array([[0, 1],
+           [1, 0]])
+    """
+    m = _array(m, "fliplr")
+    if m.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return _flipped(m, (slice(None), slice(None, None, -1)), "fliplr")
+
+
+def flipud(m):
+    """Reverse the order of elements along axis 0, as ``numpy.flipud``: one launch.
+
+    The result is a copy (one ``cudadml.strided_slice``), not a view.
+
+    Parameters
+    ----------
+    m : array_like
+        An array of at least 1 dimension.
+
+    Returns
+    -------
+    array
+        ``m[::-1, ...]``, copied.
+
+    Raises
+    ------
+    ValueError
+        For a 0-dimensional array ("Input must be >= 1-d.").
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.flipud(np.array([1, 2, 3]))
+    array([3, 2, 1])
+    """
+    m = _array(m, "flipud")
+    if m.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return _flipped(m, (slice(None, None, -1),), "flipud")
+
+
+def roll(a, shift, axis=None):
+    """Roll array elements along the given axes, as ``numpy.roll``: one launch.
+
+    Elements that roll beyond the last position come back at the first. Rolling one axis is
+    one ``cudadml.join`` of the array's two strided views (its tail and its head); rolling
+    several axes is one ``cudadml.slice1_batch_grad`` that places each of the ``2**k`` views
+    (of ``k`` rolled axes) where it belongs in the result, in one pass over the result (the
+    elements moved as unsigned integers of their width, so every bit is kept). Nothing to roll
+    is one copy (``cudadml.strided_slice``).
+
+    Parameters
+    ----------
+    a : array_like
+        The array.
+    shift : int or sequence of int
+        How many places to roll: with a sequence of axes, one per axis (or one for all); the
+        shifts of an axis given several times add up. A CuPy array is read on the host.
+    axis : None, int or sequence of ints, optional
+        The axes to roll. None (default): the array is flattened (a view where it is
+        C-contiguous, else a copy, made by one more launch), rolled, and reshaped back.
+
+    Returns
+    -------
+    array
+        A new C-contiguous array of ``a``'s shape and dtype.
+
+    Raises
+    ------
+    numpy.exceptions.AxisError
+        For an axis out of bounds.
+    ValueError
+        For ``shift`` and ``axis`` that do not broadcast, or are not scalars or 1-D sequences.
+    TypeError
+        For a non-integer axis, or a shift ``int`` cannot read.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.roll(np.arange(5), 2)
+    array([3, 4, 0, 1, 2])
+    >>> cnp.roll(np.arange(6).reshape(2, 3), (1, -1), axis=(0, 1))
+    array([[4, 5, 3],
+           [1, 2, 0]])
+    """
+    name = "roll"
+    a = _array(a, name)
+    _words_of(a.dtype, name)  # object dtypes refused before anything moves
+    shift = _host(shift)
+    if axis is None:
+        flat = a.ravel() if a.flags.c_contiguous else _copy(a, name).ravel()
+        return roll(flat, shift, 0).reshape(a.shape)
+    axes = normalize_axis_tuple(axis, a.ndim, allow_duplicate=True)
+    broadcast = np.broadcast(shift, axes)
+    if broadcast.ndim > 1:
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    shifts = dict.fromkeys(range(a.ndim), 0)
+    for sh, ax in broadcast:
+        shifts[ax] += int(sh)
+    rolled = {ax: s % (a.shape[ax] or 1) for ax, s in shifts.items()}
+    rolled = {ax: s for ax, s in rolled.items() if s}
+    if a.size == 0:
+        return _empty(a, a.shape, a.dtype)
+    if not rolled:
+        return _copy(a, name)
+    if a.ndim > _rank_limit(a.dtype, name):  # runs of axes not rolled, as one axis each
+        groups = _folding([None if ax in rolled else "still" for ax in range(a.ndim)])
+        folded = {k: rolled[g[0]] for k, g in enumerate(groups) if g[0] in rolled}
+        return _rolled(_folded(a, groups), folded, name).reshape(a.shape)
+    return _rolled(a, rolled, name)
+
+
+def _rolled(a, rolled, name):
+    """``a`` (not empty) rolled by ``rolled[axis]`` (in ``[1, a.shape[axis])``) along each axis
+    it names: one ``join``, or for several axes one ``slice1_batch_grad``."""
+    if len(rolled) == 1:
+        ((ax, s),) = rolled.items()
+        width = _words_of(a.dtype, name)
+        raw = _raw(a, width)
+        head = (slice(None),) * ax
+        pieces = [raw[(*head, slice(a.shape[ax] - s, None))], raw[(*head, slice(None, a.shape[ax] - s))]]
+        return _cooked(join(pieces, axis=ax, **_RAW), a.dtype, width)
+    # Several axes: each of the 2**k blocks of the result is a strided view of a, placed as one
+    # window of a gradient that nothing overlaps (so each element is moved, not added).
+    words = _uint_view(a)
+    extra = words.shape[a.ndim :]
+    pieces, offsets, sizes = [], [], []
+    for sides in itertools.product((0, 1), repeat=len(rolled)):
+        key, offset, size, side = [], [], [], dict(zip(rolled, sides))
+        for ax, n in enumerate(a.shape):
+            s = rolled.get(ax, 0)
+            if ax not in side:
+                key.append(slice(None))
+                offset.append(0)
+                size.append(n)
+            elif side[ax] == 0:  # the tail of a lands first
+                key.append(slice(n - s, None))
+                offset.append(0)
+                size.append(s)
+            else:
+                key.append(slice(None, n - s))
+                offset.append(s)
+                size.append(n - s)
+        pieces.append(words[tuple(key)])
+        offsets.append((*offset, *(0,) * len(extra)))
+        sizes.append((*size, *extra))
+    result = slice1_batch_grad(pieces, words.shape, window_offsets=offsets, window_sizes=sizes, **_RAW)
+    return _cooked_words(result, a)
+
+
+def _cooked_words(r, like):
+    """The inverse of ``_uint_view`` for a C-contiguous result."""
+    if r.ndim == like.ndim:
+        return r.view(like.dtype)
+    if isinstance(r, np.ndarray):
+        return r.view(like.dtype)[..., 0]
+    cupy = sys.modules["cupy"]
+    return cupy.ndarray(like.shape, like.dtype, memptr=r.data)
+
+
+# ---- pad -----------------------------------------------------------------------------------------
+
+#: numpy.pad's modes and the keywords each takes.
+_PAD_KEYWORDS = {
+    "empty": [],
+    "edge": [],
+    "wrap": [],
+    "constant": ["constant_values"],
+    "linear_ramp": ["end_values"],
+    "maximum": ["stat_length"],
+    "mean": ["stat_length"],
+    "median": ["stat_length"],
+    "minimum": ["stat_length"],
+    "reflect": ["reflect_type"],
+    "symmetric": ["reflect_type"],
+}
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class _FilledSliceGrad(SliceGradOperatorDesc):
+    """SLICE_GRAD whose elements the window does not read receive ``fill`` (``plan.fill_pattern``
+    of one element) instead of 0: ``pad``'s constant, written by the same one pass."""
+
+    fill: bytes = dataclasses.field(default=bytes(16), kw_only=True)
+
+    def _lower(self, input_strides, output_strides):
+        return dataclasses.replace(super()._lower(input_strides, output_strides), fill=self.fill)
+
+
+class _Pad(NamedTuple):
+    """The operation of a constant ``pad`` (as ``cudadml.calls``' operations are): ``x`` placed
+    at ``before`` in an array of ``shape`` filled with ``fill`` elsewhere."""
+
+    shape: tuple
+    before: tuple
+    fill: bytes
+    feature_level: FeatureLevel = FeatureLevel.newest()
+    directml_types: bool = False
+
+    function = "pad"
+    ARGUMENT = "array"
+    NAME = "pad"
+
+    def describe(self, dtype, shapes):
+        (x_shape,) = shapes
+        t = data_type(dtype, self.directml_types)
+        desc = _FilledSliceGrad(
+            BufferTensorDesc(t, x_shape),
+            BufferTensorDesc(t, self.shape),
+            self.before,
+            x_shape,
+            (1,) * len(x_shape),
+            fill=self.fill,
+            feature_level=self.feature_level,
+        )
+        return Description(desc, (self.shape,))
+
+    def words(self):
+        """The same pad on 16-byte elements seen as pairs of 8-byte words (the pattern is the
+        element itself: word ``x % 2`` of it at innermost coordinate ``x``)."""
+        return self._replace(shape=(*self.shape, 2), before=(*self.before, 0))
+
+
+def _as_pairs(x, ndim, as_index=False):
+    """NumPy's ``numpy.lib._arraypad_impl._as_pairs``: ``x`` broadcast to ``ndim`` pairs."""
+    if x is None:
+        return ((None, None),) * ndim
+    x = np.array(x)
+    if as_index:
+        x = np.round(x).astype(np.intp, copy=False)
+    if x.ndim < 3:
+        if x.size == 1:
+            x = x.ravel()
+            if as_index and x < 0:
+                raise ValueError("index can't contain negative values")
+            return ((x[0], x[0]),) * ndim
+        if x.size == 2 and x.shape != (2, 1):
+            x = x.ravel()
+            if as_index and (x[0] < 0 or x[1] < 0):
+                raise ValueError("index can't contain negative values")
+            return ((x[0], x[1]),) * ndim
+    if as_index and x.min() < 0:
+        raise ValueError("index can't contain negative values")
+    return np.broadcast_to(x, (ndim, 2)).tolist()
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """Pad an array with a constant, as ``numpy.pad(..., mode="constant")``: one launch.
+
+    The result is made by one pass of the SLICE_GRAD kernel (each element written once: the
+    array's where it lands, the constant elsewhere): ``cudadml.slice_grad`` for zeros, and for
+    another constant the same kernel given the constant's bits as its fill. Constants that
+    differ between axes or sides take that pass and then one fill per padded side, in NumPy's
+    order (later axes win at the corners); so do dtypes of other than 1, 2, 4, 8 or 16 bytes
+    (strings) with a non-zero constant. An empty array is filled without a kernel.
+
+    Parameters
+    ----------
+    array : array_like
+        The array to pad (NumPy or CuPy array, or what ``numpy.asarray`` takes).
+    pad_width : int, sequence or dict
+        Elements added before and after each axis: ``((before_1, after_1), ...)``, ``(before,
+        after)`` or ``n`` for every axis, or ``{axis: n or (before, after)}``; non-negative
+        integers.
+    mode : str, default "constant"
+        Only ``"constant"``; NumPy's other modes (and a function) raise ``NotImplementedError``.
+    constant_values : scalar or sequence, default 0
+        The constant, or one per axis and side as ``pad_width``; converted to ``array``'s
+        dtype as NumPy assigns it (a Python integer out of range raises ``OverflowError``).
+
+    Returns
+    -------
+    array
+        A new C-contiguous array of ``array``'s kind and dtype.
+
+    Raises
+    ------
+    NotImplementedError
+        For a mode other than ``"constant"`` that NumPy has: use ``numpy.pad`` or ``cupy.pad``.
+    ValueError
+        For an unknown mode, keywords the mode does not take, negative widths, widths or
+        constants that do not broadcast to ``(array.ndim, 2)``.
+    TypeError
+        For widths that are not integers, a constant the dtype cannot hold (None in an
+        integer array), object dtypes.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml.numpy as cnp
+    >>> cnp.pad(np.array([[1, 2], [3, 4]]), 1)
+    array([[0, 0, 0, 0],
+           [0, 1, 2, 0],
+           [0, 3, 4, 0],
+           [0, 0, 0, 0]])
+    >>> cnp.pad(np.array([1.5, 2.5], np.float32), (2, 1), constant_values=-1)
+    array([-1. , -1. ,  1.5,  2.5, -1. ], dtype=float32)
+    """
+    name = "pad"
+    x = _array(array, name)
+    if isinstance(pad_width, dict):
+        pairs = [(0, 0)] * x.ndim
+        for ax, width in pad_width.items():
+            match width:
+                case int(both):
+                    pairs[ax] = both, both
+                case tuple((int(before), int(after))):
+                    pairs[ax] = before, after
+                case _ as invalid:  # as NumPy: an AssertionError
+                    typing.assert_never(invalid)
+        pad_width = pairs
+    pad_width = np.asarray(_host(pad_width))
+    if pad_width.dtype.kind != "i":
+        raise TypeError("`pad_width` must be of integral type.")
+    pad_width = [(int(b), int(a)) for b, a in _as_pairs(pad_width, x.ndim, as_index=True)]
+    if callable(mode):
+        raise NotImplementedError(
+            "cudadml.numpy.pad pads with a constant only (mode='constant'); for a padding function use "
+            "numpy.pad (NumPy arrays) or cupy.pad (CuPy arrays)"
+        )
+    try:
+        unsupported = set(kwargs) - set(_PAD_KEYWORDS[mode])
+    except KeyError:
+        raise ValueError(f"mode '{mode}' is not supported") from None
+    if unsupported:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
+    if mode != "constant":
+        if mode != "empty" and x.size == 0:
+            for ax, pair in enumerate(pad_width):
+                if x.shape[ax] == 0 and any(pair):
+                    raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
+        raise NotImplementedError(
+            f"cudadml.numpy.pad pads with a constant only (mode='constant'), not mode={mode!r}; use "
+            "numpy.pad (NumPy arrays) or cupy.pad (CuPy arrays)"
+        )
+    dtype = x.dtype
+    width = _words_of(dtype, name)
+    # Each constant as NumPy assigns it to the padded array (its casts, warnings and errors).
+    values = []
+    for pair in _as_pairs(_host(kwargs.get("constant_values", 0)), x.ndim):
+        cells = []
+        for v in pair:
+            cell = np.zeros((), dtype)  # bytes a value leaves out (long double's padding) are 0
+            cell[()] = v
+            cells.append(cell)
+        values.append(cells)
+    shape = tuple(b + n + a for n, (b, a) in zip(x.shape, pad_width))
+    padded = [cell.tobytes() for (b, a), cells in zip(pad_width, values) for w, cell in zip((b, a), cells) if w]
+    if x.ndim == 0:
+        return _copy(x, name)
+    if x.size == 0:
+        result = _empty(x, shape, dtype)
+        return _fill_sides(result, x.shape, pad_width, values)
+    array_shape = x.shape
+    fills = set(padded)
+    before = tuple(b for b, _ in pad_width)
+    if x.ndim > _rank_limit(dtype, name):  # runs of axes not padded, as one axis each
+        groups = _folding([None if any(pair) else "still" for pair in pad_width])
+        x = _folded(x, groups)
+        shape, before = tuple(math.prod(shape[a] for a in g) for g in groups), tuple(before[g[0]] for g in groups)
+    raw = _raw(x, width)
+    extra = raw.shape[x.ndim :]
+    fill = next(iter(fills)) if len(fills) == 1 else bytes(dtype.itemsize)
+    if not any(fill) or dtype.itemsize not in _AS_IS_SIZES:
+        # Zeros: SLICE_GRAD as DirectML defines it.
+        offsets = (*before, *(0,) * len(extra))
+        result = slice_grad(raw, (*shape, *extra), window_offsets=offsets, window_sizes=raw.shape, **_RAW)
+        fill = bytes(dtype.itemsize)
+    else:
+        operation = _Pad((*shape, *extra), (*before, *(0,) * len(extra)), fill_pattern(fill))
+        (result,) = runner.run(operation, [raw])
+    result = _cooked(result, dtype, width).reshape(tuple(b + n + a for n, (b, a) in zip(array_shape, pad_width)))
+    if fills - {fill}:  # constants of their own per axis or side: NumPy's assignments, in its order
+        _fill_sides(result, array_shape, pad_width, values)
+    return result
+
+
+def _fill_sides(padded, shape, pad_width, values):
+    """NumPy's constant padding of ``padded``: per axis in order, the sides outside the array
+    (and inside it along the later axes) set to the axis's constants."""
+    inside = tuple(slice(b, b + n) for n, (b, _) in zip(shape, pad_width))
+    for ax, ((b, a), cells) in enumerate(zip(pad_width, values)):
+        roi = padded[(slice(None),) * (ax + 1) + inside[ax + 1 :]]
+        head = (slice(None),) * ax
+        roi[(*head, slice(None, b))] = cells[0][()]
+        roi[(*head, slice(roi.shape[ax] - a, None))] = cells[1][()]
+    return padded
