@@ -56,7 +56,11 @@ def _cases(size):
 
 def _same(x, y) -> bool:
     xs, ys = (x, y) if isinstance(x, list) else ([x], [y])
-    return len(xs) == len(ys) and all(p.shape == q.shape and bool((p == q).all()) for p, q in zip(xs, ys))
+    # bytes, not ==: random bits hold NaNs
+    return len(xs) == len(ys) and all(
+        p.shape == q.shape and p.dtype == q.dtype and cp.asnumpy(p).tobytes() == cp.asnumpy(q).tobytes()
+        for p, q in zip(xs, ys)
+    )
 
 
 def main(argv=None) -> int:
