@@ -112,3 +112,19 @@ __all__ = [
     "strided_slice_grad",
     "use_host_backend",
 ]
+
+#: Submodules that are part of the public interface, loaded on first use (``cd.numpy``).
+_PUBLIC_SUBMODULES = ("numpy", "testing")
+
+
+def __getattr__(name):
+    if name in _PUBLIC_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    """The public names only: the layers' modules are the package's inside."""
+    return sorted([*__all__, "__version__", *_PUBLIC_SUBMODULES])

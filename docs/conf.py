@@ -1,4 +1,4 @@
-"""Sphinx configuration: the README's guide, the notebooks as committed (not re-executed), the
+"""Sphinx configuration: the guide (docs/guide.md), the notebooks as committed (not re-executed), the
 benchmark chart and an API reference from the numpydoc docstrings.
 
     sphinx-build -W -b html docs docs/_build/html

@@ -175,3 +175,16 @@ def test_adapters_are_asked_only_for_libraries_in_use(monkeypatch):
 def test_register_adapter_takes_a_module_name_and_a_callable(module, load):
     with pytest.raises(TypeError, match="register_adapter takes a module name and a callable"):
         cd.register_adapter(module, load)
+
+
+def test_dir_lists_the_public_names_only():
+    import importlib
+    import subprocess
+    import sys
+
+    listed = subprocess.run(
+        [sys.executable, "-c", "import cudadml; print(' '.join(dir(cudadml)))"], capture_output=True, text=True
+    ).stdout.split()
+    assert listed == sorted([*cd.__all__, "__version__", "numpy", "testing"])
+    assert not {"arrays", "calls", "runner", "backends", "operators"} & set(listed)
+    assert cd.numpy.concatenate is importlib.import_module("cudadml.numpy").concatenate

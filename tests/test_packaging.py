@@ -41,3 +41,10 @@ def test_the_readme_gives_two_commands_and_ci_runs_them_before_installing_anythi
     first_install = next(k for k, line in enumerate(code) if "pip install" in line or "apt-get install" in line)
     first_stage = next(k for k, line in enumerate(code) if "< <(readme_commands)" in line)
     assert first_stage < first_install
+
+
+def test_the_readme_is_a_short_tour_and_the_guide_has_the_long_form():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    assert "## Which function do I want" in readme and "docs/guide.md" in readme
+    assert "## Descriptor layer" in (ROOT / "docs" / "guide.md").read_text()
