@@ -141,7 +141,8 @@ def test_notebook_runs_and_shows_what_was_committed(path, kernel_environment):
     committed = nbformat.read(path, as_version=4)
     missing = [p for p in needs(committed) if importlib.util.find_spec(p) is None]
     if missing:
-        pytest.skip(f'{path.name} needs {", ".join(missing)}, which is not installed (pip install -e ".[all]")')
+        verb = "is" if len(missing) == 1 else "are"
+        pytest.skip(f'{path.name} needs {", ".join(missing)}, which {verb} not installed (pip install -e ".[all]")')
     assert any(cell.get("outputs") for cell in committed.cells), f"{path.name} is committed without outputs"
     nb = nbformat.read(path, as_version=4)
     nb.cells.insert(0, _environment_check_cell())
