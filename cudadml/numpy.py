@@ -305,6 +305,10 @@ def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind")
         if isinstance(axis, (bool, np.bool_)):
             raise TypeError("an integer is required for the axis")
         axis = operator.index(axis)
+        if not -(2**63) <= axis < 2**63:  # NumPy reads the axis as a C long, then a C int
+            raise OverflowError("Python int too large to convert to C long")
+        if not -(2**31) <= axis < 2**31:
+            raise ValueError("integer won't fit into a C int")
     wanted = None if dtype is None else np.dtype(dtype)
     _check_casting(casting)
     if not hasattr(arrays, "__len__") or not hasattr(arrays, "__getitem__"):
@@ -366,7 +370,8 @@ def _join(xs, axis, out, dtype, name):
     if len(shape) > _rank_limit(dtype, name):  # as (before axis, axis, after axis)
         groups = _folding(["before"] * axis + [None] + ["after"] * (len(shape) - axis - 1))
         result = _join([_folded(x, groups) for x in xs], 1 if axis else 0, None, dtype, name)
-        result = result.reshape((*shape[:axis], -1, *shape[axis + 1 :]))
+        joined = sum(x.shape[axis] for x in xs)  # not -1: with an empty axis it would be ambiguous
+        result = result.reshape((*shape[:axis], joined, *shape[axis + 1 :]))
         if out is None:
             return result
         out[...] = result

@@ -517,3 +517,86 @@ def test_pytorch_calls_match_torchs_own(data):
 @given(data=st.data())
 def test_many_pytorch_calls_match_torchs_own(data):
     _run_torch(data)
+
+
+# ---- cudadml.numpy against NumPy's functions of the same names --------------------------------------
+
+NUMPY_FUNCTIONS = ["concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "split", "array_split"]
+NUMPY_FUNCTIONS += ["hsplit", "vsplit", "dsplit", "flip", "fliplr", "flipud", "roll", "pad"]
+
+
+@st.composite
+def numpy_calls(draw):
+    """``(what, arguments, keywords, x, buffer, plain)`` of a drawn ``cudadml.numpy`` call."""
+    x, buffer, plain = draw(arrays())
+    name = draw(st.sampled_from(NUMPY_FUNCTIONS))
+    axis = draw(st.one_of(SMALL, st.none(), INTS))
+    keywords = {}
+    if name in ("concatenate", "stack", "hstack", "vstack", "dstack", "column_stack"):
+        other = draw(st.sampled_from(["same", "int8", "float64", ">i4"]))  # NumPy promotes the dtypes
+        if other == "same" or x.dtype.hasobject or x.dtype.kind == "c":  # (complex to real would warn)
+            y = x
+        else:
+            y = x.astype(other)
+        arguments = ([x, y] * draw(st.integers(1, 2)),)
+        if name in ("concatenate", "stack"):
+            keywords["axis"] = axis
+    elif name in ("split", "array_split", "hsplit", "vsplit", "dsplit"):
+        # (no huge counts: NumPy's array_split would make that many arrays)
+        sections = draw(st.one_of(st.integers(-1, 4), st.lists(st.one_of(st.integers(-2, 6), INTS), max_size=4)))
+        arguments = (x, sections, axis) if name in ("split", "array_split") else (x, sections)
+    elif name == "flip":
+        arguments = (x, axis)
+    elif name == "roll":
+        shift = draw(st.one_of(INTS, st.lists(SMALL, min_size=1, max_size=2)))
+        axes = axis if not isinstance(shift, list) else tuple(draw(SMALL) for _ in shift)
+        arguments = (x, shift, axes)
+    elif name == "pad":
+        width = draw(st.one_of(st.integers(0, 3), st.tuples(st.integers(0, 2), st.integers(0, 2))))
+        keywords["constant_values"] = draw(st.sampled_from([0, 1, 7]))
+        arguments = (x, width)
+    else:
+        arguments = (x,)
+    return f"{name}{arguments[1:]} {keywords}", name, arguments, keywords, x, buffer, plain
+
+
+def _numpy_fuzz(xp, data):
+    import cudadml.numpy as cnp
+
+    what, name, arguments, keywords, x, buffer, plain = data.draw(numpy_calls())
+    if xp is not np:
+        return  # (the GPU runs CuPy's own tests of these functions: tests/cupy_suite)
+    try:
+        want = getattr(np, name)(*arguments, **keywords)
+    except Exception as e:  # NumPy refuses: so must cudadml.numpy, with NumPy's type
+        # (objects are refused first, with a TypeError that points to NumPy's function)
+        with pytest.raises((TypeError, type(e)) if x.dtype.hasobject else type(e)):
+            getattr(cnp, name)(*arguments, **keywords)
+        event("both refused")
+        return
+    before = _bytes(buffer)
+    try:
+        got = getattr(cnp, name)(*arguments, **keywords)
+    except REFUSALS as e:
+        event(f"refused: {type(e).__name__}")
+        assert not (plain and x.ndim <= 8), f"{what}: NumPy takes it, cudadml.numpy refused: {e}"
+        assert _bytes(buffer) == before
+        return
+    event("ran")
+    got, want = (got, want) if isinstance(want, list) else ([got], [want])
+    assert [(g.shape, g.dtype) for g in got] == [(w.shape, w.dtype) for w in want], what
+    for g, w in zip(got, want):  # a new C-contiguous array of NumPy's bytes
+        assert g.flags.c_contiguous and g.tobytes() == np.ascontiguousarray(w).tobytes(), what
+
+
+@SHORT
+@given(data=st.data())
+def test_numpy_functions_match_numpys(xp, data):
+    _numpy_fuzz(xp, data)
+
+
+@pytest.mark.fuzz
+@LONG
+@given(data=st.data())
+def test_many_numpy_functions_match_numpys(xp, data):
+    _numpy_fuzz(xp, data)

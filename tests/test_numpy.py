@@ -765,3 +765,17 @@ def test_the_slice_grad_kernel_writes_its_fill_where_the_window_does_not_read(rn
             out = aligned_empty(out_tensor.total_tensor_size_in_bytes).view(dtype)
             desc.compile().execute([source], [out])
             assert out[: expected.size].tobytes() == expected.tobytes(), backend
+
+
+def test_stacking_empty_arrays_past_directmls_rank():
+    """Empty 8-D arrays stacked into 9 dimensions (folded, then given their shape back)."""
+    x = np.zeros((0,) * 8, np.uint8)
+    assert cnp.stack([x, x]).shape == np.stack([x, x]).shape == (2, *x.shape)
+    assert cnp.concatenate([x[None], x[None]], axis=3).shape == (1, 0, 0, 0, 0, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("axis, error", [(2**31, ValueError), (-(2**31) - 1, ValueError), (2**63, OverflowError)])
+def test_an_axis_past_a_c_int_is_refused_as_numpy_refuses_it(axis, error):
+    for module in (np, cnp):
+        with pytest.raises(error):
+            module.concatenate([np.zeros(2), np.zeros(2)], axis=axis)

@@ -374,12 +374,19 @@ def test_torch_is_imported_only_by_a_caller_who_has():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_the_readme_example_runs():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme[readme.index("## PyTorch") : readme.index("## Dask arrays")]
+@pytest.mark.parametrize(
+    "document, start, end, count",
+    [
+        ("README.md", "## PyTorch and Dask", "## Pictures", 1),
+        ("docs/guide.md", "## PyTorch", "## Dask arrays", 2),  # tensors and autograd; compile, export, vmap
+    ],
+)
+def test_the_documents_pytorch_examples_run(document, start, end, count):
+    text = (Path(__file__).resolve().parents[1] / document).read_text()
+    section = text[text.index(start) : text.index(end)]
     blocks = [block.split("```\n", 1)[0] for block in section.split("```python\n")[1:]]
-    assert len(blocks) == 2  # tensors and autograd; compiled, exported and vmapped
-    exec(compile("".join(blocks), "README.md (PyTorch)", "exec"), {})
+    assert len(blocks) == count
+    exec(compile("".join(blocks), f"{document} (PyTorch)", "exec"), {})
 
 
 def test_vmap_of_an_index_that_reads_nothing_from_an_empty_reversed_axis():
