@@ -162,8 +162,9 @@ def _input(x, name, role):
     if kind == "numpy":
         if x.dtype.kind not in _PLAIN_KINDS:  # bool, integers, floats, complex are plain data
             check_element_dtype(x.dtype, f"{name}: {role}")
-        if element_strides(x.shape, x.strides, x.itemsize) is None:
-            x = np.array(x, order="C")  # a copy: ascontiguousarray keeps an array NumPy calls contiguous
+        # (A C-contiguous array's strides are whole elements wherever they move.)
+        if not x.flags.c_contiguous and element_strides(x.shape, x.strides, x.itemsize) is None:
+            x = np.ascontiguousarray(x)
     return kind, x
 
 
