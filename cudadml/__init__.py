@@ -51,6 +51,7 @@ from .compiled import BoundOperator, CompiledOperator, compile_batch
 from .display import explain
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import BindingError, DescriptorError, ValidationError
+from .graph import GraphDesc, GraphError, GraphInputEdge, GraphIntermediateEdge, GraphNode, GraphOutputEdge
 from .operators import (
     JoinOperatorDesc,
     Slice1OperatorDesc,
@@ -88,6 +89,12 @@ __all__ = [
     "CompiledOperator",
     "DescriptorError",
     "FeatureLevel",
+    "GraphDesc",
+    "GraphError",
+    "GraphInputEdge",
+    "GraphIntermediateEdge",
+    "GraphNode",
+    "GraphOutputEdge",
     "JoinOperatorDesc",
     "Slice1OperatorDesc",
     "SliceGradOperatorDesc",

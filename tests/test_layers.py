@@ -24,6 +24,7 @@ LAYERS = {
         "backends.emulate",
         "backends._launch",
         "compiled",
+        "graph",
         "warmup",
         "testing",
     ],

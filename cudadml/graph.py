@@ -1,0 +1,841 @@
+"""Graphs: ``GraphDesc`` mirrors ``DML_GRAPH_DESC``, and its ``compile()`` composes the nodes
+into copies from graph inputs to graph outputs.
+
+Every operator of the family is an affine map of element indices, dimension by dimension:
+SLICE and SLICE1 read ``start + step * c``, SPLIT and JOIN shift one axis, SLICE_GRAD places
+each gradient element on a lattice and zeros the rest. So a node's output is a set of
+*pieces* that tile it exactly: a lattice of its elements (per dimension ``lo + step * k``,
+``0 <= k < count``) that takes, element for element, a strided run of a graph input (or zeros).
+Composing a node with the pieces of what feeds it intersects lattices dimension by dimension
+(a linear congruence per dimension) and stays a set of pieces, so a chain of any length
+becomes copies from the graph's inputs straight to its outputs: no intermediate tensor exists,
+each output element is written once, and the whole graph runs as one launch per element size
+(``CompiledBatch``'s kernels). A reshape edge (the same packed buffer re-described) splits and
+merges dimensions through their common refinement.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .bindings import Slot
+from .compiled import CompiledBatch
+from .errors import DescriptorError, Violations, as_int
+from .operators import (
+    JoinOperatorDesc,
+    Slice1OperatorDesc,
+    SliceGradOperatorDesc,
+    SliceOperatorDesc,
+    SplitOperatorDesc,
+    _OperatorDesc,
+    desc_summary,
+)
+from .plan import CopyJob, CopyPlan
+from .tensor import BufferTensorDesc, packed_strides
+
+__all__ = [
+    "GraphDesc",
+    "GraphError",
+    "GraphInputEdge",
+    "GraphIntermediateEdge",
+    "GraphNode",
+    "GraphOutputEdge",
+]
+
+#: Pieces one node output may become before compiling refuses the graph (a reshape across
+#: a strided lattice, or SLICE_GRAD with huge steps, multiplies them).
+MOST_PIECES = 1 << 16
+
+
+class GraphError(DescriptorError):
+    """A graph that breaks DirectML's graph rules; lists every broken rule."""
+
+
+def _index(value, name, where):
+    return as_int(value, name, where, "a non-negative integer", shown=True)
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """``DML_OPERATOR_GRAPH_NODE_DESC``: an operator descriptor and an optional name."""
+
+    operator: Any
+    name: str | None = None
+
+    def label(self, index: int) -> str:
+        return f"nodes[{index}] ({self.name or self.operator.NAME})"
+
+
+@dataclass(frozen=True)
+class GraphInputEdge:
+    """``DML_INPUT_GRAPH_EDGE_DESC``: graph input ``graph_input_index`` feeds input
+    ``to_node_input_index`` of node ``to_node_index``."""
+
+    graph_input_index: int
+    to_node_index: int
+    to_node_input_index: int
+    name: str | None = None
+
+    def __post_init__(self):
+        _normalise_edge(self)
+
+
+@dataclass(frozen=True)
+class GraphOutputEdge:
+    """``DML_OUTPUT_GRAPH_EDGE_DESC``: output ``from_node_output_index`` of node
+    ``from_node_index`` is graph output ``graph_output_index``."""
+
+    from_node_index: int
+    from_node_output_index: int
+    graph_output_index: int
+    name: str | None = None
+
+    def __post_init__(self):
+        _normalise_edge(self)
+
+
+@dataclass(frozen=True)
+class GraphIntermediateEdge:
+    """``DML_INTERMEDIATE_GRAPH_EDGE_DESC``: output ``from_node_output_index`` of node
+    ``from_node_index`` feeds input ``to_node_input_index`` of node ``to_node_index``."""
+
+    from_node_index: int
+    from_node_output_index: int
+    to_node_index: int
+    to_node_input_index: int
+    name: str | None = None
+
+    def __post_init__(self):
+        _normalise_edge(self)
+
+
+def _normalise_edge(edge):
+    where = type(edge).__name__
+    for name in edge.__dataclass_fields__:
+        if name != "name":
+            object.__setattr__(edge, name, _index(getattr(edge, name), name, where))
+    if edge.name is not None and not isinstance(edge.name, str):
+        raise TypeError(f"{where}: name must be a str or None, not {type(edge.name).__name__}")
+
+
+def _edge_text(kind, k, edge):
+    return f"{kind}[{k}]" + (f" ({edge.name})" if edge.name else "")
+
+
+def _same_layout(a: BufferTensorDesc, b: BufferTensorDesc) -> bool:
+    return a.data_type == b.data_type and a.sizes == b.sizes and a.effective_strides == b.effective_strides
+
+
+def _packed(t: BufferTensorDesc) -> bool:
+    return t.effective_strides == packed_strides(t.sizes)
+
+
+@dataclass(frozen=True)
+class GraphDesc:
+    """``DML_GRAPH_DESC``: operators joined by edges, compiled into one operator.
+
+    Nodes are ``SliceOperatorDesc``, ``Slice1OperatorDesc``, ``SliceGradOperatorDesc``,
+    ``SplitOperatorDesc`` and ``JoinOperatorDesc`` (a node's inputs and outputs are its
+    descriptor's ``input_tensors`` and ``output_tensors``, in order). The rules, checked at
+    construction and reported together:
+
+    * the graph has at least one node, input and output; every index is in range;
+    * every node input is fed exactly once (by an input or an intermediate edge), every graph
+      input feeds at least one node, every graph output is fed exactly once; a node output may
+      feed nothing, several nodes and several graph outputs;
+    * the edges make no cycle;
+    * an input edge's tensor is the graph input's: all edges of one graph input carry the same
+      data type, sizes and strides (the binding is checked against the largest
+      ``total_tensor_size_in_bytes`` and ``guaranteed_base_offset_alignment`` among them);
+    * an intermediate edge's two tensors (the producer's output, the consumer's input) have the
+      same data type and either the same sizes and strides, or are both packed with the same
+      element count: a reshape, the same buffer re-described.
+
+    A graph output's tensor is its producer's output tensor.
+
+    Parameters
+    ----------
+    input_count, output_count : int
+        How many tensors the graph takes and gives.
+    nodes : sequence of GraphNode or operator descriptor
+        The operators; a bare descriptor is a node without a name.
+    input_edges : sequence of GraphInputEdge
+    output_edges : sequence of GraphOutputEdge
+    intermediate_edges : sequence of GraphIntermediateEdge, optional
+
+    Raises
+    ------
+    GraphError
+        Listing every broken rule, each naming its node and edge.
+    TypeError
+        For a field of the wrong type.
+
+    Examples
+    --------
+    A split whose parts are joined in the other order: one copy per part, input to output.
+
+    >>> import numpy as np, cudadml as cd
+    >>> i8 = cd.TensorDataType.INT8
+    >>> t = lambda *sizes: cd.BufferTensorDesc(i8, sizes)
+    >>> split = cd.SplitOperatorDesc(t(6), [t(2), t(4)], axis=0)
+    >>> join = cd.JoinOperatorDesc([t(4), t(2)], t(6), axis=0)
+    >>> graph = cd.GraphDesc(1, 1, [split, join], [cd.GraphInputEdge(0, 0, 0)],
+    ...                      [cd.GraphOutputEdge(1, 0, 0)],
+    ...                      [cd.GraphIntermediateEdge(0, 1, 1, 0), cd.GraphIntermediateEdge(0, 0, 1, 1)])
+    >>> compiled = graph.compile()
+    >>> compiled
+    <CompiledOperator graph of 2 nodes, 1 input and 1 output: 2 strided copies in 1 launch, 6 bytes out>
+    >>> x, y = np.arange(16, dtype=np.int8), np.zeros(16, np.int8)
+    >>> compiled.execute([x], [y])
+    >>> y[:6]
+    array([2, 3, 4, 5, 0, 1], dtype=int8)
+    """
+
+    input_count: int
+    output_count: int
+    nodes: tuple[GraphNode, ...]
+    input_edges: tuple[GraphInputEdge, ...]
+    output_edges: tuple[GraphOutputEdge, ...]
+    intermediate_edges: tuple[GraphIntermediateEdge, ...] = field(default=())
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "input_count", _index(self.input_count, "input_count", "Graph"))
+        set_(self, "output_count", _index(self.output_count, "output_count", "Graph"))
+        nodes = []
+        for k, node in enumerate(_sequence(self.nodes, "nodes")):
+            if isinstance(node, _OperatorDesc):
+                node = GraphNode(node)
+            if not isinstance(node, GraphNode) or not isinstance(node.operator, _OperatorDesc):
+                raise TypeError(
+                    f"Graph: nodes[{k}] must be an operator descriptor or GraphNode, not {type(node).__name__}"
+                )
+            nodes.append(node)
+        set_(self, "nodes", tuple(nodes))
+        for attr, kind in (
+            ("input_edges", GraphInputEdge),
+            ("output_edges", GraphOutputEdge),
+            ("intermediate_edges", GraphIntermediateEdge),
+        ):
+            edges = tuple(_sequence(getattr(self, attr), attr))
+            for k, edge in enumerate(edges):
+                if not isinstance(edge, kind):
+                    raise TypeError(f"Graph: {attr}[{k}] must be a {kind.__name__}, not {type(edge).__name__}")
+            set_(self, attr, edges)
+        v = Violations("Graph", GraphError)
+        self._validate(v)
+        v.raise_if_any()
+
+    def _validate(self, v: Violations) -> None:
+        nodes = self.nodes
+        if not nodes:
+            v.add("NodeCount = 0 must be greater than 0")
+        if self.input_count == 0:
+            v.add("InputCount = 0 must be greater than 0")
+        if self.output_count == 0:
+            v.add("OutputCount = 0 must be greater than 0")
+
+        def node_port(edge_text, index, port, outputs):
+            """The tensor at ``port`` of node ``index``, or None (reported) when out of range."""
+            if index >= len(nodes):
+                v.add(f"{edge_text}: node index {index} is out of range ({len(nodes)} nodes)")
+                return None
+            node = nodes[index]
+            tensors = node.operator.output_tensors if outputs else node.operator.input_tensors
+            if port >= len(tensors):
+                role = "output" if outputs else "input"
+                v.add(f"{edge_text}: {node.label(index)} has no {role} {port} ({len(tensors)} {role}s)")
+                return None
+            return tensors[port]
+
+        fed: dict[tuple[int, int], list[str]] = {}
+        graph_inputs: dict[int, list[tuple[str, BufferTensorDesc]]] = {}
+        for k, edge in enumerate(self.input_edges):
+            text = _edge_text("input_edges", k, edge)
+            tensor = node_port(text, edge.to_node_index, edge.to_node_input_index, False)
+            if edge.graph_input_index >= self.input_count:
+                v.add(
+                    f"{text}: GraphInputIndex = {edge.graph_input_index} is out of range (InputCount = {self.input_count})"
+                )
+            elif tensor is not None:
+                graph_inputs.setdefault(edge.graph_input_index, []).append((text, tensor))
+            if tensor is not None:
+                fed.setdefault((edge.to_node_index, edge.to_node_input_index), []).append(text)
+        successors: dict[int, set[int]] = {}
+        for k, edge in enumerate(self.intermediate_edges):
+            text = _edge_text("intermediate_edges", k, edge)
+            source = node_port(text, edge.from_node_index, edge.from_node_output_index, True)
+            target = node_port(text, edge.to_node_index, edge.to_node_input_index, False)
+            if target is not None:
+                fed.setdefault((edge.to_node_index, edge.to_node_input_index), []).append(text)
+            if source is None or target is None:
+                continue
+            successors.setdefault(edge.from_node_index, set()).add(edge.to_node_index)
+            if source.data_type != target.data_type:
+                v.add(
+                    f"{text}: the producer's output is {source.data_type.name}, the consumer's input "
+                    f"{target.data_type.name}"
+                )
+            elif not _same_layout(source, target) and not (
+                _packed(source) and _packed(target) and math.prod(source.sizes) == math.prod(target.sizes)
+            ):
+                v.add(
+                    f"{text}: the producer's output (sizes {source.sizes}, strides {source.effective_strides}) and "
+                    f"the consumer's input (sizes {target.sizes}, strides {target.effective_strides}) must have the "
+                    "same sizes and strides, or both be packed with the same element count (a reshape)"
+                )
+        for n, node in enumerate(nodes):
+            for port in range(len(node.operator.input_tensors)):
+                feeders = fed.get((n, port), [])
+                if not feeders:
+                    v.add(f"{node.label(n)} input {port} is fed by no edge")
+                elif len(feeders) > 1:
+                    v.add(f"{node.label(n)} input {port} is fed by {len(feeders)} edges: {', '.join(feeders)}")
+        for g in range(self.input_count):
+            carried = graph_inputs.get(g)
+            if not carried:
+                if not any(e.graph_input_index == g for e in self.input_edges):
+                    v.add(f"graph input {g} feeds no node")
+                continue
+            first_text, first = carried[0]
+            for text, tensor in carried[1:]:
+                if not _same_layout(first, tensor):
+                    v.add(
+                        f"{text} gives graph input {g} the tensor {_layout_text(tensor)}, and {first_text} "
+                        f"{_layout_text(first)}: the edges of one graph input must agree"
+                    )
+        given: dict[int, list[str]] = {}
+        for k, edge in enumerate(self.output_edges):
+            text = _edge_text("output_edges", k, edge)
+            node_port(text, edge.from_node_index, edge.from_node_output_index, True)
+            if edge.graph_output_index >= self.output_count:
+                v.add(
+                    f"{text}: GraphOutputIndex = {edge.graph_output_index} is out of range "
+                    f"(OutputCount = {self.output_count})"
+                )
+            else:
+                given.setdefault(edge.graph_output_index, []).append(text)
+        for o in range(self.output_count):
+            feeders = given.get(o, [])
+            if len(feeders) != 1:
+                v.add(
+                    f"graph output {o} is fed by {len(feeders)} edges" + (f": {', '.join(feeders)}" if feeders else "")
+                )
+        cycle = _cycle(len(nodes), successors)
+        if cycle:
+            v.add("the edges make a cycle: " + " -> ".join(nodes[n].label(n) for n in cycle))
+
+    @property
+    def input_tensors(self) -> tuple[BufferTensorDesc, ...]:
+        """Per graph input, the tensor its edges carry, with the largest size and alignment
+        any of them needs."""
+        found: dict[int, list[BufferTensorDesc]] = {}
+        for edge in self.input_edges:
+            op = self.nodes[edge.to_node_index].operator
+            found.setdefault(edge.graph_input_index, []).append(op.input_tensors[edge.to_node_input_index])
+        result = []
+        for g in range(self.input_count):
+            tensors = found[g]
+            first = tensors[0]
+            need = max(t.total_tensor_size_in_bytes for t in tensors)
+            alignment = max(t.guaranteed_base_offset_alignment for t in tensors)
+            if need != first.total_tensor_size_in_bytes or alignment != first.guaranteed_base_offset_alignment:
+                first = BufferTensorDesc(
+                    first.data_type, first.sizes, first.strides, need, alignment, flags=first.flags
+                )
+            result.append(first)
+        return tuple(result)
+
+    @property
+    def output_tensors(self) -> tuple[BufferTensorDesc, ...]:
+        """Per graph output, its producer's output tensor."""
+        by_index = {e.graph_output_index: e for e in self.output_edges}
+        return tuple(
+            self.nodes[e.from_node_index].operator.output_tensors[e.from_node_output_index]
+            for e in (by_index[o] for o in range(self.output_count))
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"GraphDesc({self.input_count} inputs, {self.output_count} outputs, {len(self.nodes)} nodes: "
+            f"{', '.join(n.name or n.operator.NAME for n in self.nodes[:6])}{', ...' if len(self.nodes) > 6 else ''})"
+        )
+
+    def compile(self, device: int | None = None) -> CompiledGraph:
+        """Compose the graph into copies from its inputs to its outputs and compile them.
+
+        Parameters
+        ----------
+        device : int, optional
+            The CUDA device for CuPy bindings; the current one when omitted.
+
+        Returns
+        -------
+        CompiledOperator
+            Its ``execute(inputs, outputs)`` takes one binding per graph input and output, in
+            index order, under the binding rules of one operator.
+        """
+        return CompiledGraph(self, device)
+
+
+def _sequence(value, name):
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence | tuple | list):
+        try:
+            return list(value)
+        except TypeError:
+            raise TypeError(f"Graph: {name} must be a sequence, not {type(value).__name__}") from None
+    return value
+
+
+def _layout_text(t):
+    return f"{t.data_type.name} sizes {t.sizes} strides {t.effective_strides}"
+
+
+def _cycle(count, successors):
+    """A list of node indices that closes a cycle, or None."""
+    state = [0] * count  # 0 unseen, 1 on the path, 2 done
+    for root in range(count):
+        if state[root]:
+            continue
+        path, stack = [], [(root, iter(sorted(successors.get(root, ()))))]
+        state[root] = 1
+        path.append(root)
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                path.pop()
+                state[node] = 2
+            elif state[child] == 1:
+                return path[path.index(child) :] + [child]
+            elif state[child] == 0:
+                state[child] = 1
+                path.append(child)
+                stack.append((child, iter(sorted(successors.get(child, ())))))
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Pieces and their composition.
+#
+# A local piece (one node, before composition): ``(source, dims)`` with per dimension
+# ``(lo, step, count, src_lo, src_step)``: output element ``lo + step * k`` takes element
+# ``src_lo + src_step * k`` of node input ``source`` (None: zero), for ``0 <= k < count``.
+# A resolved piece: ``(source, offset, dims)`` with per dimension ``(lo, step, count,
+# src_stride)``: tensor element ``lo + step * k`` takes element ``offset + sum src_stride * k``
+# of graph input ``source`` (element strides of its bound layout), or zero.
+# Steps of the output side are positive (1 for a single element).
+
+
+def _local_pieces(op, port):
+    """The pieces of output ``port`` of ``op`` in terms of its inputs."""
+    if isinstance(op, (SliceOperatorDesc, Slice1OperatorDesc)):
+        return [(0, tuple((0, 1, count, start, step) for start, step, count in op.windows))]
+    sizes = op.output_tensors[port].sizes
+    if isinstance(op, SplitOperatorDesc):
+        start = sum(t.sizes[op.axis] for t in op.output_tensors[:port])
+        return [(0, tuple((0, 1, n, start if d == op.axis else 0, 1) for d, n in enumerate(sizes)))]
+    if isinstance(op, JoinOperatorDesc):
+        pieces, start = [], 0
+        for k, t in enumerate(op.input_tensors):
+            pieces.append((k, tuple((start if d == op.axis else 0, 1, n, 0, 1) for d, n in enumerate(t.sizes))))
+            start += t.sizes[op.axis]
+        return pieces
+    if isinstance(op, SliceGradOperatorDesc):
+        lattice = []
+        for start, step, count in op.windows:
+            if step < 0:  # walk the window forwards, the gradient backwards
+                lattice.append((start + step * (count - 1), -step if count > 1 else 1, count, count - 1, -1))
+            else:
+                lattice.append((start, step if count > 1 else 1, count, 0, 1))
+        pieces = [(0, tuple(lattice))]
+        for d, (lo, step, count, _, _) in enumerate(lattice):
+            for gap in _gaps(lo, step, count, sizes[d]):
+                dims = [(a, b, c, 0, 0) for a, b, c, _, _ in lattice[:d]]
+                dims.append((*gap, 0, 0))
+                dims += [(0, 1, n, 0, 0) for n in sizes[d + 1 :]]
+                pieces.append((None, tuple(dims)))
+        return pieces
+    raise TypeError(f"a graph node cannot be a {type(op).__name__}")
+
+
+def _gaps(lo, step, count, size):
+    """The elements of ``[0, size)`` off the lattice ``lo + step * k``, as lattices."""
+    gaps = [(0, 1, lo)] if lo else []
+    if count > 1:
+        gaps += [(lo + r, step, count - 1) for r in range(1, step)]
+    last = lo + step * (count - 1)
+    if last + 1 < size:
+        gaps.append((last + 1, 1, size - last - 1))
+    return gaps
+
+
+def _solve(a, b, count_k, c, d, count_m):
+    """The ``k`` in ``[0, count_k)`` with ``a + b * k = c + d * m`` for an ``m`` in
+    ``[0, count_m)`` (``d > 0``): ``(k0, k_step, n, m0, m_step)``, ``k = k0 + k_step * j``
+    and ``m = m0 + m_step * j`` for ``0 <= j < n``; None when there is none."""
+    if b == 0 or count_k == 1:
+        t = a  # every k reads the same element
+        if (t - c) % d:
+            return None
+        m = (t - c) // d
+        return (0, 1, count_k, m, 0) if 0 <= m < count_m else None
+    g = math.gcd(b, d)
+    if (c - a) % g:
+        return None
+    period = d // g
+    k0 = ((c - a) // g) * pow(b // g, -1, period) % period if period > 1 else 0
+    m_step = b // g
+    m0 = (a + b * k0 - c) // d
+    lo, hi = _range(period, k0, 0, count_k - 1)
+    lo2, hi2 = _range(m_step, m0, 0, count_m - 1)
+    lo, hi = max(lo, lo2), min(hi, hi2)
+    if lo > hi:
+        return None
+    return (k0 + period * lo, period, hi - lo + 1, m0 + m_step * lo, m_step)
+
+
+def _range(step, base, low, high):
+    """The ``j`` with ``low <= base + step * j <= high`` (``step != 0``), as ``(first, last)``."""
+    if step > 0:
+        return -((base - low) // step), (high - base) // step
+    return -((high - base) // -step), (base - low) // -step
+
+
+def _compose(local_dims, feed):
+    """A local piece's dims read through the resolved pieces ``feed`` of its input."""
+    out = []
+    for source, offset, dims in feed:
+        new_offset, new_dims = offset, []
+        for (lo, step, count, src_lo, src_step), (f_lo, f_step, f_count, f_stride) in zip(local_dims, dims):
+            hit = _solve(src_lo, src_step, count, f_lo, f_step, f_count)
+            if hit is None:
+                break
+            k0, k_step, n, m0, m_step = hit
+            new_offset += f_stride * m0
+            if n == 1:
+                new_dims.append((lo + step * k0, 1, 1, 0))
+            else:
+                new_dims.append((lo + step * k0, step * k_step, n, f_stride * m_step))
+        else:
+            out.append((source, new_offset if source is not None else 0, tuple(new_dims)))
+    return out
+
+
+def _refinement(a_sizes, b_sizes):
+    """Sizes ``r`` that both shapes are made of, each dimension a run of consecutive ones:
+    ``(r, a_groups, b_groups)`` with per dimension the indices of its run in ``r``, outer
+    first; None when there is none (the reshape moves elements across dimensions' edges)."""
+    r: list[int] = []
+    groups = ([[] for _ in a_sizes], [[] for _ in b_sizes])
+    i, j = len(a_sizes) - 1, len(b_sizes) - 1
+    rest_a = a_sizes[i] if i >= 0 else 1
+    rest_b = b_sizes[j] if j >= 0 else 1
+    while True:
+        while i >= 0 and rest_a == 1:
+            i -= 1
+            rest_a = a_sizes[i] if i >= 0 else 1
+        while j >= 0 and rest_b == 1:
+            j -= 1
+            rest_b = b_sizes[j] if j >= 0 else 1
+        if i < 0 or j < 0:
+            break
+        f = min(rest_a, rest_b)
+        if max(rest_a, rest_b) % f:
+            return None
+        groups[0][i].insert(0, len(r))
+        groups[1][j].insert(0, len(r))
+        r.append(f)
+        rest_a //= f
+        rest_b //= f
+    return r, groups[0], groups[1]
+
+
+def _reshaped(pieces, a_sizes, b_sizes, where):
+    """Resolved pieces of a packed tensor of sizes ``a_sizes`` re-described as ``b_sizes``."""
+    if tuple(a_sizes) == tuple(b_sizes):
+        return pieces
+    found = _refinement(a_sizes, b_sizes)
+    if found is None:
+        # No common refinement ((4, 6) as (6, 4)): through the flat index, run by run.
+        out = []
+        for source, offset, dims in pieces:
+            for o, (lo, step, count, stride) in _merge_run(list(dims), list(a_sizes)):
+                for o2, split in _split_dim(lo, step, count, stride, list(b_sizes)):
+                    out.append((source, offset + o + o2 if source is not None else 0, tuple(split)))
+            _check_count(len(out), where)
+        return out
+    r, a_groups, b_groups = found
+    # Split each piece into the refined dimensions (sizes r, one group per a-dimension).
+    refined = []
+    for source, offset, dims in pieces:
+        parts = [(offset, [])]
+        for (lo, step, count, stride), group in zip(dims, a_groups):
+            sizes = [r[g] for g in group]
+            parts = [
+                (off + extra_offset, head + split)
+                for off, head in parts
+                for extra_offset, split in _split_dim(lo, step, count, stride, sizes)
+            ]
+            _check_count(len(parts) + len(refined), where)
+        refined += [(source, off, tuple(d)) for off, d in parts]
+    # Merge each run of refined dimensions into a b-dimension.
+    merged = []
+    for source, offset, dims in refined:
+        parts = [(offset, [])]
+        for group in b_groups:
+            run = [dims[g] for g in group]
+            sizes = [r[g] for g in group]
+            parts = [(off + o, head + [d]) for off, head in parts for o, d in _merge_run(run, sizes)]
+            _check_count(len(parts) + len(merged), where)
+        merged += [(source, off if source is not None else 0, tuple(d)) for off, d in parts]
+    return merged
+
+
+def _check_count(n, where):
+    if n > MOST_PIECES:
+        raise GraphError([f"Graph: {where}: composing the graph needs more than {MOST_PIECES} copies"])
+
+
+def _split_dim(lo, step, count, stride, sizes):
+    """One dimension's lattice over refined ``sizes`` (outer first): ``[(offset, dims)]``."""
+    if not sizes:  # a dimension of size 1 (its only element, 0)
+        return [(0, [])]
+    if len(sizes) == 1:
+        return [(0, [(lo, step, count, stride)])]
+    inner = math.prod(sizes[1:])
+    out = []
+    if count == 1 or step % inner == 0:
+        # One inner coordinate; the outer one walks.
+        outer_dim = (lo // inner, step // inner if count > 1 else 1, count, stride)
+        for o, rest in _split_dim(lo % inner, 1, 1, 0, sizes[1:]):
+            out.append((o, [outer_dim, *rest]))
+        return out
+    if inner % step == 0:
+        # Whole rows of the inner block where they fit, the rest a row at a time.
+        per_row = inner // step
+        k = 0
+        while k < count:
+            x = lo + step * k
+            row, at = divmod(x, inner)
+            if at < step and count - k >= per_row:  # a run of whole rows
+                rows = (count - k) // per_row
+                inner_dims = _split_dim(at, step, per_row, stride, sizes[1:])
+                out += [(stride * k + o, [(row, 1, rows, stride * per_row), *rest]) for o, rest in inner_dims]
+                k += rows * per_row
+                continue
+            n = min(count - k, (inner - at + step - 1) // step)
+            inner_dims = _split_dim(at, step, n, stride, sizes[1:])
+            out += [(stride * k + o, [(row, 1, 1, 0), *rest]) for o, rest in inner_dims]
+            k += n
+        return out
+    # Neither divides the other: element by element.
+    for k in range(count):
+        row, at = divmod(lo + step * k, inner)
+        out += [(stride * k + o, [(row, 1, 1, 0), *rest]) for o, rest in _split_dim(at, 1, 1, 0, sizes[1:])]
+    return out
+
+
+def _merge_run(run, sizes):
+    """Refined dimensions ``run`` (outer first, over ``sizes``) as one dimension: ``[(offset, dim)]``."""
+    if not run:
+        return [(0, (0, 1, 1, 0))]
+    scale = [math.prod(sizes[i + 1 :]) for i in range(len(sizes))]
+    # Fold from the innermost outwards while the lattice stays one run.
+    lo, step, count, stride = run[-1][0] * scale[-1], run[-1][1] * scale[-1], run[-1][2], run[-1][3]
+    for i in range(len(run) - 2, -1, -1):
+        o_lo, o_step, o_count, o_stride = run[i]
+        if o_count == 1:
+            lo += o_lo * scale[i]
+        elif count == 1:
+            lo, step, count, stride = lo + o_lo * scale[i], o_step * scale[i], o_count, o_stride
+        elif o_step * scale[i] == step * count and o_stride == stride * count:
+            lo += o_lo * scale[i]
+            count *= o_count
+        else:  # one piece per outer coordinate
+            out = []
+            for k in range(o_count):
+                outer = [(o_lo + o_step * k, 1, 1, 0), *run[i + 1 :]]
+                out += [(o_stride * k + off, d) for off, d in _merge_run([*run[:i], *outer], sizes)]
+            return out
+    return [(0, (lo, step if count > 1 else 1, count, stride if count > 1 else 0))]
+
+
+class _Composer:
+    """Resolves node outputs into pieces over graph inputs, each once, on demand (so nodes
+    that feed no graph output cost nothing)."""
+
+    def __init__(self, graph: GraphDesc, input_tensors):
+        self.graph = graph
+        self.fed_by = {}
+        for e in graph.input_edges:
+            self.fed_by[(e.to_node_index, e.to_node_input_index)] = ("input", e.graph_input_index)
+        for e in graph.intermediate_edges:
+            self.fed_by[(e.to_node_index, e.to_node_input_index)] = (
+                "node",
+                e.from_node_index,
+                e.from_node_output_index,
+            )
+        self.input_strides = [t.effective_strides for t in input_tensors]
+        self.resolved = {}
+
+    def pieces(self, node, port):
+        key = (node, port)
+        if key not in self.resolved:
+            op = self.graph.nodes[node].operator
+            out = []
+            for source, dims in _local_pieces(op, port):
+                if source is None:
+                    out.append((None, 0, tuple((lo, step, count, 0) for lo, step, count, _, _ in dims)))
+                    continue
+                out += _compose(dims, self.feed(node, source))
+                _check_count(len(out), self.graph.nodes[node].label(node))
+            self.resolved[key] = out
+        return self.resolved[key]
+
+    def feed(self, node, port):
+        """Resolved pieces of what feeds input ``port`` of ``node``, in that input's coordinates."""
+        feeder = self.fed_by[(node, port)]
+        target = self.graph.nodes[node].operator.input_tensors[port]
+        if feeder[0] == "input":
+            strides = self.input_strides[feeder[1]]
+            return [(feeder[1], 0, tuple((0, 1, n, s) for n, s in zip(target.sizes, strides)))]
+        _, source, source_port = feeder
+        pieces = self.pieces(source, source_port)
+        produced = self.graph.nodes[source].operator.output_tensors[source_port]
+        return _reshaped(pieces, produced.sizes, target.sizes, self.graph.nodes[node].label(node))
+
+
+def _jobs(pieces, output, out_strides, zero_input):
+    jobs = []
+    for source, offset, dims in pieces:
+        sizes = tuple(count for _, _, count, _ in dims)
+        if 0 in sizes:
+            continue
+        jobs.append(
+            CopyJob(
+                zero_input if source is None else source,
+                output,
+                sizes,
+                tuple(stride for *_, stride in dims) if source is not None else (0,) * len(dims),
+                tuple(step * s for (_, step, _, _), s in zip(dims, out_strides)),
+                offset,
+                sum(lo * s for (lo, _, _, _), s in zip(dims, out_strides)),
+            ).simplified()
+        )
+    return jobs
+
+
+class CompiledGraph(CompiledBatch):
+    """A ``GraphDesc`` composed into copies from its inputs to its outputs: one launch per
+    element size. Pieces that take zeros (SLICE_GRAD's) read a small zero buffer the operator
+    owns, bound after the graph's inputs."""
+
+    def __init__(self, graph: GraphDesc, device=None, *, load=True):
+        self.desc = graph
+        inputs, outputs = graph.input_tensors, graph.output_tensors
+        self._in = [_slot(f"inputs[{g}]", t) for g, t in enumerate(inputs)]
+        self._out = [_slot(f"outputs[{o}]", t) for o, t in enumerate(outputs)]
+        composer = _Composer(graph, inputs)
+        zero_input = len(inputs)
+        by_size = {}
+        for edge in graph.output_edges:
+            tensor = outputs[edge.graph_output_index]
+            pieces = composer.pieces(edge.from_node_index, edge.from_node_output_index)
+            by_size.setdefault(tensor.data_type.element_size, []).extend(
+                _jobs(pieces, edge.graph_output_index, tensor.effective_strides, zero_input)
+            )
+        self.plans = tuple(CopyPlan(size, tuple(jobs)) for size, jobs in by_size.items() if jobs)
+        self._zeros_needed = any(job.input == zero_input for plan in self.plans for job in plan.jobs)
+        self._zeros = {}
+        self._ready("Graph.execute", device, load)
+
+    def _run(self, bound, stream):
+        if self._zeros_needed:
+            kind, (ins, outs), (in_owners, out_owners), address_bits = bound
+            zeros = self._zero_buffer(kind)
+            bound = (kind, ([*ins, _address(zeros)], outs), ([*in_owners, zeros], out_owners), address_bits)
+        super()._run(bound, stream)
+
+    def _zero_buffer(self, kind):
+        """16 zero bytes, 16-byte aligned, in the memory of ``kind``."""
+        if kind == "cupy":
+            import cupy
+
+            device = cupy.cuda.Device().id
+            key = (kind, device)
+            if key not in self._zeros:
+                self._zeros[key] = cupy.zeros(2, cupy.uint64)
+            return self._zeros[key]
+        if kind not in self._zeros:
+            import numpy as np
+
+            block = np.zeros(32, np.uint8)
+            skip = -block.ctypes.data % 16
+            self._zeros[kind] = block[skip : skip + 16]
+        return self._zeros[kind]
+
+    def _load(self):
+        super()._load()
+        if self._zeros_needed:
+            self._zero_buffer("cupy")  # allocated now, so execute allocates nothing
+
+    def __repr__(self) -> str:
+        graph = self.desc
+        launches = [len(p.for_addresses(0)) for p in self._prepared_for(_cuda())]
+        jobs = sum(len(p.jobs) for p in self.plans)
+        return (
+            f"<CompiledOperator graph of {_count(len(graph.nodes), 'node')}, {_count(graph.input_count, 'input')} "
+            f"and {_count(graph.output_count, 'output')}: {_count(jobs, 'strided copy', 'strided copies')} in "
+            f"{_count(sum(launches), 'launch')}, {sum(p.output_bytes for p in self.plans)} bytes out>"
+        )
+
+    def _repr_html_(self) -> str:
+        graph = self.desc
+        rows = []
+        for n, node in enumerate(graph.nodes):
+            rows.append(f"<li>{html.escape(node.label(n))}: {html.escape(desc_summary(node.operator))}</li>")
+        copies = []
+        for plan in self.plans:
+            for job in plan.jobs[:32]:
+                source = "zeros" if job.input >= graph.input_count else f"inputs[{job.input}]"
+                copies.append(
+                    f"<li>{source} -> outputs[{job.output}]: {plan.element_size}-byte elements, sizes {job.sizes}, "
+                    f"strides {job.in_strides} -> {job.out_strides}</li>"
+                )
+            if len(plan.jobs) > 32:
+                copies.append(f"<li>... {len(plan.jobs) - 32} more</li>")
+        return (
+            f"<p>{html.escape(repr(self))}</p><p>Nodes:</p><ol start='0'>{''.join(rows)}</ol>"
+            f"<p>Copies:</p><ul>{''.join(copies)}</ul>"
+        )
+
+
+def _address(array):
+    return array.data.ptr if hasattr(array.data, "ptr") else array.ctypes.data
+
+
+def _cuda():
+    from .backends import CUDA
+
+    return CUDA
+
+
+def _count(n, one, many=None):
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def _slot(name, tensor):
+    return Slot(
+        name,
+        tensor.data_type.element_size,
+        tensor.sizes,
+        tensor.effective_strides,
+        need=tensor.total_tensor_size_in_bytes,
+        alignment=tensor.guaranteed_base_offset_alignment,
+    )
