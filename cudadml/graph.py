@@ -259,7 +259,8 @@ class GraphDesc:
             tensor = node_port(text, edge.to_node_index, edge.to_node_input_index, False)
             if edge.graph_input_index >= self.input_count:
                 v.add(
-                    f"{text}: GraphInputIndex = {edge.graph_input_index} is out of range (InputCount = {self.input_count})"
+                    f"{text}: GraphInputIndex = {edge.graph_input_index} is out of range "
+                    f"(InputCount = {self.input_count})"
                 )
             elif tensor is not None:
                 graph_inputs.setdefault(edge.graph_input_index, []).append((text, tensor))
@@ -412,7 +413,7 @@ def _cycle(count, successors):
                 path.pop()
                 state[node] = 2
             elif state[child] == 1:
-                return path[path.index(child) :] + [child]
+                return [*path[path.index(child) :], child]
             elif state[child] == 0:
                 state[child] = 1
                 path.append(child)
@@ -591,7 +592,7 @@ def _reshaped(pieces, a_sizes, b_sizes, where):
         for group in b_groups:
             run = [dims[g] for g in group]
             sizes = [r[g] for g in group]
-            parts = [(off + o, head + [d]) for off, head in parts for o, d in _merge_run(run, sizes)]
+            parts = [(off + o, [*head, d]) for off, head in parts for o, d in _merge_run(run, sizes)]
             _check_count(len(parts) + len(merged), where)
         merged += [(source, off if source is not None else 0, tuple(d)) for off, d in parts]
     return merged
