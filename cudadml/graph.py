@@ -34,7 +34,7 @@ from .operators import (
     _OperatorDesc,
     desc_summary,
 )
-from .plan import CopyJob, CopyPlan
+from .plan import CopyJob, CopyPlan, best_walk, merge_phases
 from .tensor import BufferTensorDesc, packed_strides
 
 __all__ = [
@@ -713,6 +713,7 @@ class _Composer:
 
 
 def _jobs(pieces, output, out_strides, zero_input):
+    """The copies of one graph output's pieces (unsimplified: ``_walked`` orders them)."""
     jobs = []
     for source, offset, dims in pieces:
         sizes = tuple(count for _, _, count, _ in dims)
@@ -727,9 +728,18 @@ def _jobs(pieces, output, out_strides, zero_input):
                 tuple(step * s for (_, step, _, _), s in zip(dims, out_strides)),
                 offset,
                 sum(lo * s for (lo, _, _, _), s in zip(dims, out_strides)),
-            ).simplified()
+            )
         )
     return jobs
+
+
+def _walked(jobs, element_size):
+    """Phases folded into one job where they can be (each input row read once), each job
+    walked in the order that coalesces best; within the kernels' rank."""
+    merged = [best_walk(j, element_size) for j in merge_phases(jobs)]
+    if all(len(j.sizes) <= 8 for j in merged):
+        return merged
+    return [best_walk(j, element_size) for j in jobs]
 
 
 class CompiledGraph(CompiledBatch):
@@ -751,7 +761,7 @@ class CompiledGraph(CompiledBatch):
             by_size.setdefault(tensor.data_type.element_size, []).extend(
                 _jobs(pieces, edge.graph_output_index, tensor.effective_strides, zero_input)
             )
-        self.plans = tuple(CopyPlan(size, tuple(jobs)) for size, jobs in by_size.items() if jobs)
+        self.plans = tuple(CopyPlan(size, tuple(_walked(jobs, size))) for size, jobs in by_size.items() if jobs)
         self._zeros_needed = any(job.input == zero_input for plan in self.plans for job in plan.jobs)
         self._zeros = {}
         self._ready("Graph.execute", device, load)

@@ -24,7 +24,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CopyJob", "CopyPlan", "SliceGradPlan", "WindowGradPlan", "WindowPlan", "fill_pattern"]
+__all__ = [
+    "CopyJob",
+    "CopyPlan",
+    "best_walk",
+    "merge_phases",
+    "SliceGradPlan",
+    "WindowGradPlan",
+    "WindowPlan",
+    "fill_pattern",
+]
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,95 @@ class CopyJob:
         merged = merge_contiguous([d[0] for d in flipped], [d[1] for d in flipped], [d[2] for d in flipped])
         sizes, (in_strides, out_strides) = merged
         return CopyJob(self.input, self.output, sizes, in_strides, out_strides, in_offset, out_offset)
+
+    def input_major(self) -> CopyJob:
+        """The same copy walked in the input's order (innermost input stride last): for copies
+        whose output is scattered where the input is contiguous (space-to-depth), so each warp
+        reads whole sectors and writes runs of them."""
+        dims = [(n, i, o) for n, i, o in zip(self.sizes, self.in_strides, self.out_strides) if n != 1]
+        in_offset, out_offset = self.in_offset, self.out_offset
+        flipped = []
+        for n, i, o in dims:
+            if i < 0:
+                in_offset += (n - 1) * i
+                out_offset += (n - 1) * o
+                i, o = -i, -o
+            flipped.append((n, i, o))
+        flipped.sort(key=lambda d: (-d[1], -abs(d[2])))
+        sizes, (in_strides, out_strides) = merge_contiguous(
+            [d[0] for d in flipped], [d[1] for d in flipped], [d[2] for d in flipped]
+        )
+        return CopyJob(self.input, self.output, sizes, in_strides, out_strides, in_offset, out_offset)
+
+    def sectors(self, element_size, items=128) -> int:
+        """32-byte sectors that the first ``items`` work items read and write, walking the
+        box in its order (last dimension innermost): how well consecutive threads coalesce."""
+        k = np.arange(min(items, self.count))
+        src, dst = np.full(k.shape, self.in_offset), np.full(k.shape, self.out_offset)
+        for n, i, o in zip(reversed(self.sizes), reversed(self.in_strides), reversed(self.out_strides)):
+            c = k % n
+            k = k // n
+            src, dst = src + c * i, dst + c * o
+        return len(np.unique(src * element_size // 32)) + len(np.unique(dst * element_size // 32))
+
+
+def best_walk(job: CopyJob, element_size: int) -> CopyJob:
+    """``job`` in the output's order, or the input's where that touches fewer sectors."""
+    by_output = job.simplified()
+    by_input = job.input_major()
+    if by_input.sectors(element_size) < by_output.sectors(element_size):
+        return by_input
+    return by_output
+
+
+def merge_phases(jobs) -> list[CopyJob]:
+    """Jobs of one box at offsets that step by a fixed pair (input, output) become one job
+    with that step as a dimension: Focus's four phases of one input, written to four
+    channel blocks, become one job that reads each input row once."""
+    groups: dict[tuple, list[CopyJob]] = {}
+    for job in jobs:
+        groups.setdefault((job.input, job.output, job.sizes, job.in_strides, job.out_strides), []).append(job)
+    merged = []
+    for group in groups.values():
+        while len(group) > 1 and len(group[0].sizes) < 8:
+            folded = _fold_one_step(group)
+            if folded is None:
+                break
+            group = folded
+        merged += group
+    return merged
+
+
+def _fold_one_step(group):
+    points = {(j.in_offset, j.out_offset) for j in group}
+    first = min(points)
+    for p in sorted(points):
+        if p == first:
+            continue
+        step = (p[0] - first[0], p[1] - first[1])
+        starts = [q for q in points if (q[0] - step[0], q[1] - step[1]) not in points]
+        lengths = set()
+        for q in starts:
+            n = 1
+            while (q[0] + n * step[0], q[1] + n * step[1]) in points:
+                n += 1
+            lengths.add(n)
+        if len(lengths) == 1 and len(starts) * lengths.pop() == len(points) and len(starts) < len(points):
+            n = len(points) // len(starts)
+            j = group[0]
+            return [
+                CopyJob(
+                    j.input,
+                    j.output,
+                    (*j.sizes, n),
+                    (*j.in_strides, step[0]),
+                    (*j.out_strides, step[1]),
+                    q[0],
+                    q[1],
+                )
+                for q in sorted(starts)
+            ]
+    return None
 
 
 def merge_contiguous(sizes, *stride_lists):
