@@ -27,12 +27,12 @@ import numpy as np
 __all__ = [
     "CopyJob",
     "CopyPlan",
-    "best_walk",
-    "merge_phases",
     "SliceGradPlan",
     "WindowGradPlan",
     "WindowPlan",
+    "best_walk",
     "fill_pattern",
+    "merge_phases",
 ]
 
 
