@@ -56,7 +56,10 @@ class GraphError(DescriptorError):
 
 
 def _index(value, name, where):
-    return as_int(value, name, where, "a non-negative integer", shown=True)
+    value = as_int(value, name, where, "a non-negative integer", shown=True)
+    if value < 0:
+        raise ValueError(f"{where}: {name} = {value} must be a non-negative integer")
+    return value
 
 
 @dataclass(frozen=True)
@@ -554,7 +557,9 @@ def _refinement(a_sizes, b_sizes):
         r.append(f)
         rest_a //= f
         rest_b //= f
-    return r, groups[0], groups[1]
+    # Built from the innermost out: index r outer first, as the dimensions are.
+    last = len(r) - 1
+    return r[::-1], *([[last - i for i in group] for group in side] for side in groups)
 
 
 def _reshaped(pieces, a_sizes, b_sizes, where):
@@ -695,7 +700,7 @@ class _Composer:
                     out.append((None, 0, tuple((lo, step, count, 0) for lo, step, count, _, _ in dims)))
                     continue
                 out += _compose(dims, self.feed(node, source))
-                _check_count(len(out), self.graph.nodes[node].label(node))
+            _check_count(len(out), self.graph.nodes[node].label(node))
             self.resolved[key] = out
         return self.resolved[key]
 
@@ -815,10 +820,11 @@ class CompiledGraph(CompiledBatch):
         for plan in self.plans:
             for job in plan.jobs[:32]:
                 source = "zeros" if job.input >= graph.input_count else f"inputs[{job.input}]"
-                copies.append(
-                    f"<li>{source} -> outputs[{job.output}]: {plan.element_size}-byte elements, sizes {job.sizes}, "
-                    f"strides {job.in_strides} -> {job.out_strides}</li>"
+                text = (
+                    f"{source} -> outputs[{job.output}]: {plan.element_size}-byte elements, sizes {job.sizes}, "
+                    f"strides {job.in_strides} -> {job.out_strides}"
                 )
+                copies.append(f"<li>{html.escape(text)}</li>")
             if len(plan.jobs) > 32:
                 copies.append(f"<li>... {len(plan.jobs) - 32} more</li>")
         return (
