@@ -16,7 +16,6 @@ merges dimensions through their common refinement.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from typing import Any
 from .bindings import Slot
 from .compiled import CompiledBatch
 from .errors import DescriptorError, Violations, as_int
+from .hooks import provided
 from .operators import (
     JoinOperatorDesc,
     Slice1OperatorDesc,
@@ -32,7 +32,6 @@ from .operators import (
     SliceOperatorDesc,
     SplitOperatorDesc,
     _OperatorDesc,
-    desc_summary,
 )
 from .plan import CopyJob, CopyPlan, best_walk, merge_phases
 from .tensor import BufferTensorDesc, packed_strides
@@ -369,13 +368,18 @@ class GraphDesc:
             f"{', '.join(n.name or n.operator.NAME for n in self.nodes[:6])}{', ...' if len(self.nodes) > 6 else ''})"
         )
 
-    def compile(self, device: int | None = None) -> CompiledGraph:
+    def _repr_html_(self) -> str:
+        return provided("picture")(self)._repr_html_()
+
+    def compile(self, device: int | None = None, *, load: bool = True) -> CompiledGraph:
         """Compose the graph into copies from its inputs to its outputs and compile them.
 
         Parameters
         ----------
         device : int, optional
             The CUDA device for CuPy bindings; the current one when omitted.
+        load : bool, default True
+            Whether to compile and load the kernels now where a GPU is present.
 
         Returns
         -------
@@ -383,7 +387,7 @@ class GraphDesc:
             Its ``execute(inputs, outputs)`` takes one binding per graph input and output, in
             index order, under the binding rules of one operator.
         """
-        return CompiledGraph(self, device)
+        return CompiledGraph(self, device, load=load)
 
 
 def _sequence(value, name):
@@ -812,25 +816,7 @@ class CompiledGraph(CompiledBatch):
         )
 
     def _repr_html_(self) -> str:
-        graph = self.desc
-        rows = []
-        for n, node in enumerate(graph.nodes):
-            rows.append(f"<li>{html.escape(node.label(n))}: {html.escape(desc_summary(node.operator))}</li>")
-        copies = []
-        for plan in self.plans:
-            for job in plan.jobs[:32]:
-                source = "zeros" if job.input >= graph.input_count else f"inputs[{job.input}]"
-                text = (
-                    f"{source} -> outputs[{job.output}]: {plan.element_size}-byte elements, sizes {job.sizes}, "
-                    f"strides {job.in_strides} -> {job.out_strides}"
-                )
-                copies.append(f"<li>{html.escape(text)}</li>")
-            if len(plan.jobs) > 32:
-                copies.append(f"<li>... {len(plan.jobs) - 32} more</li>")
-        return (
-            f"<p>{html.escape(repr(self))}</p><p>Nodes:</p><ol start='0'>{''.join(rows)}</ol>"
-            f"<p>Copies:</p><ul>{''.join(copies)}</ul>"
-        )
+        return provided("picture")(self)._repr_html_()
 
 
 def _address(array):
