@@ -51,7 +51,24 @@ MOST_PIECES = 1 << 16
 
 
 class GraphError(DescriptorError):
-    """A graph that breaks DirectML's graph rules; lists every broken rule."""
+    """A ``GraphDesc`` breaks DirectML's graph rules, or cannot be composed.
+
+    Parameters
+    ----------
+    violations : sequence of str
+        Every broken rule, one line each, naming its node and edge.
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> f32 = cd.TensorDataType.FLOAT32
+    >>> flip = cd.Slice1OperatorDesc(cd.BufferTensorDesc(f32, [4]), cd.BufferTensorDesc(f32, [4]), [0], [4], [-1])
+    >>> cd.GraphDesc(1, 1, [flip], [], [cd.GraphOutputEdge(0, 0, 0)])
+    Traceback (most recent call last):
+        ...
+    cudadml.graph.GraphError: Graph: nodes[0] (Slice1) input 0 is fed by no edge
+    Graph: graph input 0 feeds no node
+    """
 
 
 def _index(value, name, where):
@@ -63,19 +80,67 @@ def _index(value, name, where):
 
 @dataclass(frozen=True)
 class GraphNode:
-    """``DML_OPERATOR_GRAPH_NODE_DESC``: an operator descriptor and an optional name."""
+    """``DML_OPERATOR_GRAPH_NODE_DESC``: an operator descriptor and an optional name.
+
+    Parameters
+    ----------
+    operator : operator descriptor
+        A ``SliceOperatorDesc``, ``Slice1OperatorDesc``, ``SliceGradOperatorDesc``,
+        ``SplitOperatorDesc`` or ``JoinOperatorDesc``.
+    name : str, optional
+        Shown in messages and pictures.
+
+    Raises
+    ------
+    TypeError
+        From ``GraphDesc``, when ``operator`` is not an operator descriptor.
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> u8 = cd.TensorDataType.UINT8
+    >>> cd.GraphNode(cd.SliceOperatorDesc(cd.BufferTensorDesc(u8, [4]), cd.BufferTensorDesc(u8, [2]), [0], [2], [2]),
+    ...              name="even").label(0)
+    'nodes[0] (even)'
+    """
 
     operator: Any
     name: str | None = None
 
     def label(self, index: int) -> str:
+        """How messages name the node at ``index``."""
         return f"nodes[{index}] ({self.name or self.operator.NAME})"
 
 
 @dataclass(frozen=True)
 class GraphInputEdge:
-    """``DML_INPUT_GRAPH_EDGE_DESC``: graph input ``graph_input_index`` feeds input
-    ``to_node_input_index`` of node ``to_node_index``."""
+    """``DML_INPUT_GRAPH_EDGE_DESC``: a graph input feeds a node's input.
+
+    Parameters
+    ----------
+    graph_input_index : int
+        The graph input, from 0.
+    to_node_index : int
+        The node fed, from 0.
+    to_node_input_index : int
+        Which of its inputs, from 0 (its descriptor's ``input_tensors`` order).
+    name : str, optional
+        Shown in messages.
+
+    Raises
+    ------
+    TypeError
+        For an index that is not an integer (NumPy integers count by value), or a name that
+        is not a str.
+    ValueError
+        For a negative index.
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> cd.GraphInputEdge(0, 2, 1)
+    GraphInputEdge(graph_input_index=0, to_node_index=2, to_node_input_index=1, name=None)
+    """
 
     graph_input_index: int
     to_node_index: int
@@ -88,8 +153,33 @@ class GraphInputEdge:
 
 @dataclass(frozen=True)
 class GraphOutputEdge:
-    """``DML_OUTPUT_GRAPH_EDGE_DESC``: output ``from_node_output_index`` of node
-    ``from_node_index`` is graph output ``graph_output_index``."""
+    """``DML_OUTPUT_GRAPH_EDGE_DESC``: a node's output is a graph output.
+
+    Parameters
+    ----------
+    from_node_index : int
+        The node, from 0.
+    from_node_output_index : int
+        Which of its outputs, from 0 (its descriptor's ``output_tensors`` order).
+    graph_output_index : int
+        The graph output it becomes, from 0.
+    name : str, optional
+        Shown in messages.
+
+    Raises
+    ------
+    TypeError
+        For an index that is not an integer (NumPy integers count by value), or a name that
+        is not a str.
+    ValueError
+        For a negative index.
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> cd.GraphOutputEdge(1, 0, 0, name="y").name
+    'y'
+    """
 
     from_node_index: int
     from_node_output_index: int
@@ -102,8 +192,35 @@ class GraphOutputEdge:
 
 @dataclass(frozen=True)
 class GraphIntermediateEdge:
-    """``DML_INTERMEDIATE_GRAPH_EDGE_DESC``: output ``from_node_output_index`` of node
-    ``from_node_index`` feeds input ``to_node_input_index`` of node ``to_node_index``."""
+    """``DML_INTERMEDIATE_GRAPH_EDGE_DESC``: a node's output feeds another node's input.
+
+    Parameters
+    ----------
+    from_node_index : int
+        The producing node, from 0.
+    from_node_output_index : int
+        Which of its outputs, from 0.
+    to_node_index : int
+        The consuming node, from 0.
+    to_node_input_index : int
+        Which of its inputs, from 0.
+    name : str, optional
+        Shown in messages.
+
+    Raises
+    ------
+    TypeError
+        For an index that is not an integer (NumPy integers count by value), or a name that
+        is not a str.
+    ValueError
+        For a negative index.
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> cd.GraphIntermediateEdge(0, 1, 1, 0).from_node_output_index
+    1
+    """
 
     from_node_index: int
     from_node_output_index: int
@@ -166,8 +283,11 @@ class GraphDesc:
     nodes : sequence of GraphNode or operator descriptor
         The operators; a bare descriptor is a node without a name.
     input_edges : sequence of GraphInputEdge
+        Graph inputs to node inputs.
     output_edges : sequence of GraphOutputEdge
+        Node outputs to graph outputs.
     intermediate_edges : sequence of GraphIntermediateEdge, optional
+        Node outputs to node inputs.
 
     Raises
     ------
