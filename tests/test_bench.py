@@ -62,3 +62,61 @@ def test_a_revision_with_the_torch_operators_runs_tensors_beside_the_working_tre
     key = np.s_[::-2, 1::3]
     assert torch.equal(cd.strided_slice(x, key), package.strided_slice(x, key))
     assert torch.equal(torch.func.vmap(lambda t: package.strided_slice(t, np.s_[::2]))(x), x[:, ::2])
+
+
+# ---- graph_bench.py: every workload and participant on the host, in seconds --------------------
+
+GRAPH_WORKLOADS = ["focus float16", "focus float32", "qkv float16", "crops uint8", "split-rejoin float32"]
+
+
+def _graph_bench_run(tmp_path, *argv):
+    """``graph_bench.main`` on the host with tiny shapes: ``(exit status, the JSON run)``."""
+    import json
+
+    import graph_bench
+
+    path = tmp_path / "graph_bench.json"
+    status = graph_bench.main(["--quick", "--host", "--reps", "2", "--json", str(path), *argv])
+    return status, json.loads(path.read_text())
+
+
+def test_graph_bench_runs_every_workload_and_agrees_with_every_participant(tmp_path):
+    """Each workload's compiled graph agrees with the peer's chain (NumPy's here) and is the
+    reference every other participant is compared with; all are timed; torch.compile is GPU only."""
+    status, run = _graph_bench_run(tmp_path)
+    assert [w["name"] for w in run["workloads"]] == GRAPH_WORKLOADS
+    assert run["host"] and run["quick"] and run["versions"]["cudadml"] == cd.__version__
+    timed = ["graph", "graph, allocating", "op by op", "NumPy", "copy"]
+    if bench.torch is not None:
+        timed.append("PyTorch")
+    for w in run["workloads"]:
+        assert w["failed"] == [] and w["reference"] == "graph", (w["name"], w["failed"])
+        assert w["graph"].startswith("<CompiledOperator graph of"), w["graph"]
+        rows = {r["participant"]: r for r in w["rows"]}
+        for who in timed:
+            assert rows[who]["whole_us"] > 0 and rows[who]["note"] is None, (w["name"], who, rows[who])
+        assert rows["graph"]["whole_vs_graph"] == 1
+        assert rows["torch.compile"]["whole_us"] is None and rows["torch.compile"]["note"] == "GPU only"
+        if not hasattr(cd, "fuse"):
+            assert rows["fuse"]["note"] == "cudadml has no fuse"
+    assert status == 0
+
+
+def test_graph_bench_leaves_a_participant_with_other_bytes_untimed_and_exits_1(tmp_path, monkeypatch, capsys):
+    import graph_bench
+
+    every = graph_bench.workloads
+
+    def rejoin_not_reversed(quick):
+        (w,) = [w for w in every(quick) if w.name == "split-rejoin float32"]
+        w.ops = lambda x: [cd.join(cd.split(x, parts=3, axis=1), axis=1)]
+        return [w]
+
+    monkeypatch.setattr(graph_bench, "workloads", rejoin_not_reversed)
+    status, run = _graph_bench_run(tmp_path)
+    assert status == 1 and "FAILED" in capsys.readouterr().out
+    (w,) = run["workloads"]
+    rows = {r["participant"]: r for r in w["rows"]}
+    assert rows["op by op"]["note"].startswith("DIFFERS from the graph: output 0: ")
+    assert rows["op by op"]["whole_us"] is None and rows["graph"]["whole_us"] > 0
+    assert w["failed"] == [f"op by op: {rows['op by op']['note'].removeprefix('DIFFERS from the graph: ')}"]
