@@ -295,12 +295,15 @@ class Bindings:
             self._needs = np.array([slot.need for slot in self.slots], np.int64)
             self._alignments = np.array([slot.alignment for slot in self.slots], np.int64)
         # The pairs whose overlap is a rule (an output and an earlier binding), for a few bindings.
-        self._pairs = [
-            (j, k, self.slots[j].low, self.slots[j].high, self.slots[k].low, self.slots[k].high)
-            for k in range(len(self.in_slots), len(self.slots))
-            for j in range(k)
+        self._pairs = (
+            [
+                (j, k, self.slots[j].low, self.slots[j].high, self.slots[k].low, self.slots[k].high)
+                for k in range(len(self.in_slots), len(self.slots))
+                for j in range(k)
+            ]
             if len(self.slots) <= _FEW_BINDINGS
-        ]
+            else []  # many: found by sorting at each call, not pair by pair
+        )
         self._last_passed = None  # ``_remembered``: the last many CuPy buffers that passed
         self._lows = np.array([slot.low for slot in self.slots], np.int64)
         self._highs = np.array([slot.high for slot in self.slots], np.int64)

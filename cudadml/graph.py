@@ -815,18 +815,38 @@ class _Composer:
         self.resolved = {}
 
     def pieces(self, node, port):
-        key = (node, port)
-        if key not in self.resolved:
-            op = self.graph.nodes[node].operator
-            out = []
-            for source, dims in _local_pieces(op, port):
-                if source is None:
-                    out.append((None, 0, tuple((lo, step, count, 0) for lo, step, count, _, _ in dims)))
-                    continue
-                out += _compose(dims, self.feed(node, source))
-            _check_count(len(out), self.graph.nodes[node].label(node))
-            self.resolved[key] = out
-        return self.resolved[key]
+        """The resolved pieces of output ``port`` of ``node``; what feeds it is resolved
+        first, producers before consumers (no recursion, so chains of any length work)."""
+        stack = [(node, port)]
+        while stack:
+            key = stack[-1]
+            if key in self.resolved:
+                stack.pop()
+                continue
+            missing = [
+                feeder[1:]
+                for feeder in (
+                    self.fed_by[(key[0], k)] for k in range(len(self.graph.nodes[key[0]].operator.input_tensors))
+                )
+                if feeder[0] == "node" and feeder[1:] not in self.resolved
+            ]
+            if missing:
+                stack += missing
+                continue
+            stack.pop()
+            self.resolved[key] = self._resolve(*key)
+        return self.resolved[(node, port)]
+
+    def _resolve(self, node, port):
+        op = self.graph.nodes[node].operator
+        out = []
+        for source, dims in _local_pieces(op, port):
+            if source is None:
+                out.append((None, 0, tuple((lo, step, count, 0) for lo, step, count, _, _ in dims)))
+                continue
+            out += _compose(dims, self.feed(node, source))
+        _check_count(len(out), self.graph.nodes[node].label(node))
+        return out
 
     def feed(self, node, port):
         """Resolved pieces of what feeds input ``port`` of ``node``, in that input's coordinates."""

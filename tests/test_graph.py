@@ -416,3 +416,19 @@ def test_pad_and_split_on_the_gpu():
     x = np.random.default_rng(8).standard_normal(1000).astype(np.float16)
     (y,) = run(compiled, [cp.asarray(x)], [(1000,)], np.float16, cp)
     assert same_bits(cp.asnumpy(y), np.concatenate([x[2:], x[:2]]))
+
+
+def test_a_chain_of_2000_nodes_and_a_graph_of_3000_outputs_compile(backend):
+    u8 = cd.TensorDataType.UINT8
+    m = 2000
+    flips = [cd.Slice1OperatorDesc(t(64, dtype=u8), t(64, dtype=u8), [0], [64], [-1])] * m
+    chain = cd.GraphDesc(1, 1, flips, [IN(0, 0, 0)], [OUT(m - 1, 0, 0)], [MID(k, 0, k + 1, 0) for k in range(m - 1)])
+    x = np.random.default_rng(9).integers(1, 256, 64, dtype=np.uint8)
+    (y,) = run(chain.compile(), [x], [(64,)], np.uint8)
+    assert same_bits(y, x)  # an even number of flips
+    n = 3000
+    rows = [cd.SliceOperatorDesc(t(n, 8, dtype=u8), t(1, 8, dtype=u8), [k, 0], [1, 8], [1, 1]) for k in range(n)]
+    wide = cd.GraphDesc(1, n, rows, [IN(0, k, 0) for k in range(n)], [OUT(k, 0, k) for k in range(n)])
+    x = np.random.default_rng(10).integers(1, 256, (n, 8), dtype=np.uint8)
+    outs = run(wide.compile(), [x], [(1, 8)] * n, np.uint8)
+    assert all(same_bits(o, x[k : k + 1]) for k, o in enumerate(outs))
