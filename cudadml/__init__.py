@@ -21,13 +21,14 @@ list, never in a circle (``tests/test_layers.py`` checks it):
   twice), ``examples`` (DirectML's worked examples), ``hooks`` (what the core calls that the
   layers below provide: ``compile()``'s class, the pictures);
 * execution: ``bindings`` (the binding rules), ``backends`` (CUDA kernels, NumPy reference,
-  host emulation), ``compiled`` (``CompiledOperator``, ``BoundOperator``, ``compile_batch``),
+  host emulation), ``compiled`` (``CompiledOperator``, ``BoundOperator``, ``compile_batch``), ``graph``
+  (``GraphDesc``: a graph composed into copies),
   ``warmup`` (``precompile``),
   ``testing`` (buffers and oracles for tests);
 * front: ``indexing`` (basic indexing as windows), ``calls`` (each call normalised into one
   operation value and its DirectML descriptor), ``runner`` (operations on NumPy and CuPy
   arrays: the cache of compiled operators, results), ``adapters`` (how other array libraries
-  plug in), ``arrays`` (the public array functions);
+  plug in), ``arrays`` (the public array functions), ``onnx`` (ONNX models as graphs);
 * top: ``display`` (reprs' pictures and ``explain``), ``interop.torch`` and ``interop.dask``
   (the adapters of PyTorch and Dask, registered here and loaded when a call holds their
   arrays), ``__main__`` and ``_bench`` (the self-check).
@@ -120,8 +121,8 @@ __all__ = [
     "use_host_backend",
 ]
 
-#: Submodules that are part of the public interface, loaded on first use (``cd.numpy``).
-_PUBLIC_SUBMODULES = ("numpy", "testing")
+#: Submodules that are part of the public interface, loaded on first use (``cd.numpy``, ``cd.onnx``).
+_PUBLIC_SUBMODULES = ("numpy", "testing", "onnx")
 
 
 def __getattr__(name):

@@ -28,7 +28,7 @@ LAYERS = {
         "warmup",
         "testing",
     ],
-    "front": ["indexing", "messages", "calls", "runner", "adapters", "arrays", "numpy"],
+    "front": ["indexing", "messages", "calls", "runner", "adapters", "arrays", "numpy", "onnx"],
     "top": ["display", "interop", "interop.torch", "interop.dask", "__init__", "__main__", "_bench"],
 }
 RANK = {f"cudadml.{m}" if m != "__init__" else "cudadml": r for r, ms in enumerate(LAYERS.values()) for m in ms}
@@ -186,6 +186,6 @@ def test_dir_lists_the_public_names_only():
     listed = subprocess.run(
         [sys.executable, "-c", "import cudadml; print(' '.join(dir(cudadml)))"], capture_output=True, text=True
     ).stdout.split()
-    assert listed == sorted([*cd.__all__, "__version__", "numpy", "testing"])
+    assert listed == sorted([*cd.__all__, "__version__", "numpy", "onnx", "testing"])
     assert not {"arrays", "calls", "runner", "backends", "operators"} & set(listed)
     assert cd.numpy.concatenate is importlib.import_module("cudadml.numpy").concatenate
