@@ -29,7 +29,8 @@ list, never in a circle (``tests/test_layers.py`` checks it):
   operation value and its DirectML descriptor), ``runner`` (operations on NumPy and CuPy
   arrays: the cache of compiled operators, results), ``adapters`` (how other array libraries
   plug in), ``arrays`` (the public array functions), ``onnx`` (ONNX models as graphs);
-* top: ``display`` (reprs' pictures and ``explain``), ``interop.torch`` and ``interop.dask``
+* top: ``display`` (reprs' pictures and ``explain``), ``fuse`` (functions of array calls traced
+  into graphs), ``interop.torch`` and ``interop.dask``
   (the adapters of PyTorch and Dask, registered here and loaded when a call holds their
   arrays), ``__main__`` and ``_bench`` (the self-check).
 """
@@ -52,6 +53,7 @@ from .compiled import BoundOperator, CompiledOperator, compile_batch
 from .display import explain
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import BindingError, DescriptorError, ValidationError
+from .fuse import fuse
 from .graph import GraphDesc, GraphError, GraphInputEdge, GraphIntermediateEdge, GraphNode, GraphOutputEdge
 from .operators import (
     JoinOperatorDesc,
@@ -107,6 +109,7 @@ __all__ = [
     "calc_buffer_tensor_size",
     "compile_batch",
     "explain",
+    "fuse",
     "join",
     "precompile",
     "register_adapter",

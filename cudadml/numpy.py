@@ -44,7 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import runner
+from .adapters import adapter_for
 from .arrays import join, slice1_batch, slice1_batch_grad, slice_grad, strided_slice
 from .arrays import split as _split
 from .calls import Description, data_type
@@ -113,12 +113,15 @@ def _arrays(values, name):
 
 def _plain(value, name):
     """``numpy.asarray(value)``; a NumPy subclass but ``memmap`` (a masked array, a matrix) is
-    refused, as the array functions refuse it: a plain result would drop its meaning."""
+    refused, as the array functions refuse it: a plain result would drop its meaning. A traced
+    array (``cudadml.fuse``) is taken as it is: its calls are recorded, not run."""
     if isinstance(value, np.ndarray) and not isinstance(value, np.memmap):
         raise TypeError(
             f"cudadml.numpy.{name}: a {type(value).__name__}, a NumPy subclass whose meaning (a mask, matrix "
             f"rules) a plain result would drop; use numpy.{name}, or pass numpy.asarray(...) of it"
         )
+    if getattr(type(value), "__cudadml_traced__", False):
+        return value
     return np.asarray(value)
 
 
@@ -133,9 +136,12 @@ def _host(value):
 
 
 def _empty(like, shape, dtype):
-    """A new array of ``like``'s kind (nothing is moved into it)."""
+    """A new array of ``like``'s kind (nothing is moved into it); for a traced array
+    (``cudadml.fuse``), a traced value that nothing has been moved into."""
     if isinstance(like, np.ndarray):
         return np.empty(shape, dtype)
+    if getattr(type(like), "__cudadml_traced__", False):
+        return like.__cudadml_empty__(shape, dtype)
     return sys.modules["cupy"].empty(shape, dtype)
 
 
@@ -1303,7 +1309,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
         fill = bytes(dtype.itemsize)
     else:
         operation = _Pad((*shape, *extra), (*before, *(0,) * len(extra)), fill_pattern(fill))
-        (result,) = runner.run(operation, [raw])
+        # Through the adapters, as the array functions' calls go: NumPy and CuPy arrays run it, a
+        # traced array (cudadml.fuse) refuses it by name.
+        (result,) = adapter_for([raw], None).run(operation, [raw], None, None, None)
     result = _cooked(result, dtype, width).reshape(tuple(b + n + a for n, (b, a) in zip(array_shape, pad_width)))
     if fills - {fill}:  # constants of their own per axis or side: NumPy's assignments, in its order
         _fill_sides(result, array_shape, pad_width, values)

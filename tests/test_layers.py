@@ -29,7 +29,7 @@ LAYERS = {
         "testing",
     ],
     "front": ["indexing", "messages", "calls", "runner", "adapters", "arrays", "numpy", "onnx"],
-    "top": ["display", "interop", "interop.torch", "interop.dask", "__init__", "__main__", "_bench"],
+    "top": ["display", "fuse", "interop", "interop.torch", "interop.dask", "__init__", "__main__", "_bench"],
 }
 RANK = {f"cudadml.{m}" if m != "__init__" else "cudadml": r for r, ms in enumerate(LAYERS.values()) for m in ms}
 

@@ -1,0 +1,1227 @@
+"""``fuse``: a function of cudadml's data-movement calls traced into one graph, run as one launch.
+
+As ``cupy.fuse`` is to elementwise code, ``fuse`` is to data movement. The function is called
+once per input layout with *traced arrays* (``Traced``: a shape and a dtype, no values) in place
+of its arrays; each array call it makes on them (the array functions, the chains of the family
+among ``cudadml.numpy``'s functions, basic indexing) records the descriptor its eager call would
+build (``calls``: the same normalisation and DirectML rules, the same messages) as a node of a
+``GraphDesc``. The graph is compiled (its nodes' index maps composed into copies from the
+function's arrays to its results, no intermediate) and kept, and each call runs it once.
+
+The pieces:
+
+* ``Traced`` and ``_Trace``: the traced arrays and the nodes their calls record; a traced call
+  reaches the trace through the adapter interface (``adapters``), as PyTorch and Dask plug in;
+* ``_Program``: a finished trace, its graph compiled per layout of the arrays it is given
+  (strides, signs and alignment: graph inputs are buffers that the tensors' descriptors lay out);
+* ``Fused``: what ``fuse`` returns: the cache of programs and the runs on NumPy, CuPy and PyTorch;
+* the backward of a program, for PyTorch's autograd: another program, of the gradients.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import itertools
+import math
+import sys
+import threading
+import types
+from collections import OrderedDict
+from collections.abc import Callable
+
+import numpy as np
+
+from . import messages
+from .adapters import register_adapter
+from .arrays import strided_slice
+from .calls import (
+    Join,
+    Slice,
+    Slice1,
+    Slice1Batch,
+    SliceGrad,
+    Split,
+    StridedSlice,
+    StridedSliceGrad,
+    common_dtype,
+)
+from .enums import TensorDataType
+from .errors import DescriptorError
+from .graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
+from .operators import Slice1OperatorDesc
+from .runner import _check_words_rank
+from .tensor import MAX_DIMENSIONS, BufferTensorDesc
+
+__all__ = ["Fused", "Traced", "fuse"]
+
+#: Traced programs a fused function keeps (per argument layout), the least recently used dropped first.
+PROGRAMS = 64
+#: Compiled graphs a program keeps, one per layout of its arrays (strides, alignment).
+GRAPHS = 16
+#: Gradient contributions that one ``slice`` reading an element several times may give (each
+#: repeat is one more output of the backward graph, which torch adds).
+MOST_REPEATS = 64
+
+_OPERATIONS = (Slice, Slice1, SliceGrad, Split, Join, StridedSlice, StridedSliceGrad)
+_WORD = np.dtype(np.uint64)
+#: Bound addresses of graph buffers are multiples of this (the binding rules').
+_ALIGNMENT = 16
+
+
+# ---- traced arrays -------------------------------------------------------------------------------
+
+#: Traces in progress, in every thread: the trace adapter is asked about a call only meanwhile.
+_tracing_count = 0
+_tracing_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _tracing():
+    global _tracing_count
+    with _tracing_lock:
+        _tracing_count += 1
+    try:
+        yield
+    finally:
+        with _tracing_lock:
+            _tracing_count -= 1
+
+
+def _refusal(what):
+    return TypeError(
+        f"cudadml.fuse: {what} on a traced array would run apart from the fused graph, which holds only "
+        "cudadml's data-movement calls (the array functions; cudadml.numpy's joins, splits, flips and zero pads; "
+        "basic indexing; reshape). Call it outside the fused function"
+    )
+
+
+def _refuse(what):
+    def refuse(self, *args, **kwargs):
+        raise _refusal(what)
+
+    refuse.__name__ = what
+    return refuse
+
+
+class Traced:
+    """An array inside a function that ``fuse`` traces: its shape and dtype, no values.
+
+    Basic indexing (``x[1::2, ..., None]``), the array functions and ``cudadml.numpy``'s
+    data-movement functions record nodes of the graph; ``reshape``, ``ravel`` and ``view`` (to a
+    dtype of the same size) re-describe a value without a node. Anything that would read the
+    values (arithmetic, NumPy's functions and ufuncs, ``float()``, ``numpy.asarray``) raises
+    ``TypeError`` naming the call.
+    """
+
+    __slots__ = ("__weakref__", "_source", "_trace", "dtype", "shape")
+    __cudadml_traced__ = True
+
+    def __init__(self, trace, source, shape, dtype):
+        self._trace, self._source, self.shape, self.dtype = trace, source, shape, dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def flags(self):
+        """A traced array is a value: as a result it is a new C-contiguous array."""
+        return types.SimpleNamespace(c_contiguous=True, f_contiguous=self.ndim <= 1, writeable=False)
+
+    def __repr__(self) -> str:
+        return f"Traced(shape={self.shape}, dtype={self.dtype})"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        for k in range(len(self)):
+            yield self[k]
+
+    def __getitem__(self, key):
+        if not self.shape and isinstance(key, tuple) and not key:
+            return self
+        try:
+            return strided_slice(self, key, directml_types=False)
+        except TypeError as e:
+            raise TypeError(f"cudadml.fuse: x[key] is traced as strided_slice (basic indices only): {e}") from None
+
+    def copy(self, order="C"):
+        """``x[...]``, copied: a node of the graph."""
+        return self.reshape(self.shape) if not self.shape else strided_slice(self, (), directml_types=False)
+
+    def reshape(self, *shape, order="C"):
+        """The same elements in another shape (C order): no node, the graph re-describes them."""
+        if order != "C":
+            raise _refusal(f"reshape(order={order!r})")
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        shape = tuple(int(n) for n in shape)
+        size = self.size
+        if shape.count(-1) == 1:
+            known = math.prod(n for n in shape if n != -1)
+            if known and size % known == 0:
+                shape = tuple(size // known if n == -1 else n for n in shape)
+        if any(n < 0 for n in shape) or math.prod(shape) != size:
+            raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+        return self._trace.value(self._source, shape, self.dtype)
+
+    def ravel(self, order="C"):
+        return self.reshape(-1, order=order)
+
+    flatten = ravel
+
+    def view(self, dtype=None):
+        """The elements as another dtype of the same size (their bits, as NumPy's ``view``)."""
+        dtype = np.dtype(dtype) if dtype is not None else self.dtype
+        if dtype.itemsize != self.dtype.itemsize:
+            raise _refusal(f"view({dtype}) of {self.dtype} (another element size)")
+        return Traced(self._trace, self._source, self.shape, dtype)
+
+    def __cudadml_empty__(self, shape, dtype):
+        """``numpy.empty`` for ``cudadml.numpy`` in a trace: a value nothing has been moved into."""
+        return self._trace.value(("empty",) if 0 in shape else ("unset",), tuple(shape), np.dtype(dtype))
+
+    def __array__(self, *args, **kwargs):
+        if self._trace.closed:
+            raise TypeError(
+                "cudadml.fuse: a traced array was used after its fused function returned (it has no values)"
+            )
+        raise _refusal("numpy.asarray (__array__)")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise _refusal(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
+
+    def __array_function__(self, func, types, args, kwargs):
+        name = func.__name__
+        if func is np.ndim or func is np.shape:  # what a traced array knows
+            return getattr(self, name)
+        if func is np.size and kwargs.get("axis", args[1] if len(args) > 1 else None) is None:
+            return self.size
+        if name in ("may_share_memory", "shares_memory"):
+            raise TypeError(
+                f"cudadml.fuse: out= with a traced array (numpy.{name} was asked of it): a fused function's "
+                "results are the new arrays it returns; return the result instead of writing into out"
+            )
+        from . import numpy as drop_ins
+
+        hint = f" (cudadml.numpy.{name} is traced)" if name in drop_ins.__all__ else ""
+        raise _refusal(f"numpy.{name}{hint}")
+
+    def __setitem__(self, key, value):
+        raise _refusal("item assignment (x[...] = ...)")
+
+    def __getattr__(self, name):
+        if name.startswith("_"):  # protocols looked for (__cuda_array_interface__, _repr_html_): absent
+            raise AttributeError(name)
+        raise _refusal(f"x.{name}")
+
+    __hash__ = object.__hash__
+
+
+for _name, _what in {
+    "add": "+",
+    "radd": "+",
+    "sub": "-",
+    "rsub": "-",
+    "mul": "*",
+    "rmul": "*",
+    "truediv": "/",
+    "rtruediv": "/",
+    "floordiv": "//",
+    "rfloordiv": "//",
+    "mod": "%",
+    "rmod": "%",
+    "pow": "**",
+    "rpow": "**",
+    "matmul": "@",
+    "rmatmul": "@",
+    "and": "&",
+    "rand": "&",
+    "or": "|",
+    "ror": "|",
+    "xor": "^",
+    "rxor": "^",
+    "lshift": "<<",
+    "rlshift": "<<",
+    "rshift": ">>",
+    "rrshift": ">>",
+    "iadd": "+=",
+    "isub": "-=",
+    "imul": "*=",
+    "itruediv": "/=",
+    "eq": "==",
+    "ne": "!=",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "neg": "unary -",
+    "pos": "unary +",
+    "abs": "abs()",
+    "invert": "~",
+    "bool": "bool()",
+    "float": "float()",
+    "int": "int()",
+    "complex": "complex()",
+    "index": "operator.index()",
+    "contains": "in",
+}.items():
+    setattr(Traced, f"__{_name}__", _refuse(_what if _what.endswith(")") else f"the operator {_what}"))
+
+
+# ---- the trace -----------------------------------------------------------------------------------
+
+
+class _Node:
+    """A recorded call: its operation, its descriptor (tensors of unsigned types of their width:
+    bits move, and every edge of the graph agrees on the type), the values it was given
+    (``args``; ``inputs``: those its descriptor binds) and its results (``outputs``: per
+    descriptor output, the value it is)."""
+
+    __slots__ = ("args", "desc", "inputs", "operation", "outputs", "results")
+
+    def __init__(self, operation, desc, args, inputs):
+        self.operation, self.desc, self.args, self.inputs = operation, desc, args, inputs
+        self.results, self.outputs = [], []
+
+
+class _Trace:
+    """The nodes that the traced calls of one trace record, in call order (a topological order)."""
+
+    def __init__(self):
+        self.nodes = []
+        self.closed = False
+
+    def value(self, source, shape, dtype):
+        """A traced array of ``source``: ``("input", k)``, ``("node", node, port)``, ``("empty",)``
+        (no elements), ``("zeros",)`` (a gradient nothing was placed into) or ``("unset",)``."""
+        if 0 in shape and source[0] in ("input", "node", "unset", "zeros"):
+            source = ("empty",)
+        return Traced(self, source, tuple(shape), dtype)
+
+    def record(self, operation, args):
+        """The results of ``operation`` on the traced arrays ``args``, recording its node."""
+        if type(operation) is Slice1Batch:
+            return self._windows(operation, args)
+        if type(operation) not in _OPERATIONS:
+            raise _not_a_node(operation)
+        for a in args:
+            if a._source[0] in ("unset", "zeros"):
+                what = "an array made by numpy.empty" if a._source[0] == "unset" else "the zeros of an empty gradient"
+                raise TypeError(
+                    f"cudadml.fuse: {operation.function}: an argument is {what}, which a graph cannot take as input"
+                )
+        dtype = args[0].dtype
+        shapes = [a.shape for a in args]
+        if dtype.itemsize == 16 and operation.directml_types is False:  # as pairs of 8-byte words
+            _check_words_rank(operation, shapes[0])
+            try:
+                d = operation.words().describe(_WORD, [(*s, 2) for s in shapes])
+            except DescriptorError as e:
+                raise messages.of_words(e, dtype) from None
+            result_shapes = [s[:-1] for s in d.shapes]
+        else:
+            d = operation.describe(dtype, shapes)
+            result_shapes = d.shapes
+        if d.desc is None:
+            return [self.value(("zeros",) if d.zeros else ("empty",), s, dtype) for s in result_shapes]
+        node = _Node(operation, _retyped(d.desc), list(args), [args[k] for k in d.bound_inputs])
+        ports = {k: port for port, k in enumerate(d.bound_outputs)}
+        for k, shape in enumerate(result_shapes):
+            value = self.value(("node", node, ports[k]) if k in ports else ("empty",), shape, dtype)
+            node.results.append(value)
+            if k in ports:
+                node.outputs.append(value)
+        self.nodes.append(node)
+        return list(node.results)
+
+    def _windows(self, operation, args):
+        """``slice1_batch``: a SLICE1 node per window (of ``x[n]`` per sample), and for windows
+        of one size a JOIN of them along a new leading axis."""
+        (x,) = args
+        counts = operation.check(x.dtype, x.shape)  # every window's rules, in the call's words
+        shapes = operation.results(counts)
+        level, flag = operation.feature_level, operation.directml_types
+        parts = []
+        for k in range(len(operation.offsets)):
+            source = x[k] if operation.per_sample else x
+            sizes = operation.sizes if operation.sizes.ndim == 1 else operation.sizes[k]
+            strides = operation.strides if operation.strides.ndim == 1 else operation.strides[k]
+            window = (tuple(map(int, operation.offsets[k])), tuple(map(int, sizes)), tuple(map(int, strides)))
+            parts += self.record(Slice1.of(source.shape, (), *window, None, level, flag), [source])
+        if not operation.shared:
+            return parts
+        if not parts or 0 in shapes[0]:
+            return [self.value(("empty",), shapes[0], x.dtype)]
+        stacked = [p.reshape((1, *p.shape)) for p in parts]
+        return self.record(Join.of(stacked[0].shape, 0, level, flag), stacked)
+
+
+def _not_a_node(operation):
+    name = operation.function
+    if name == "pad":
+        return TypeError(
+            "cudadml.fuse: pad with a constant other than 0 writes the constant, which no graph node does "
+            "(SLICE_GRAD's gaps are zeros); pad with 0 in the fused function, or call pad outside it"
+        )
+    if name == "slice1_batch_grad":
+        return TypeError(
+            "cudadml.fuse: slice1_batch_grad adds the gradients of overlapping windows (cudadml.numpy.roll of "
+            "several axes places its blocks with it), which no graph node does; call it outside the fused function"
+        )
+    return TypeError(
+        f"cudadml.fuse: {name} is not a node a graph holds (SLICE, SLICE1, SLICE_GRAD, SPLIT, JOIN); call it "
+        "outside the fused function"
+    )
+
+
+def _raw_type(tensor):
+    return TensorDataType.unsigned_of_width(tensor.data_type.element_size)
+
+
+def _replaced(desc, inputs=None, convert=None):
+    """``desc`` with input tensor ``k`` replaced by ``inputs[k]``, or every tensor by
+    ``convert(tensor)``: rebuilt, so every rule is checked again."""
+    changes, port = {}, 0
+    for f in dataclasses.fields(desc):
+        role = f.metadata.get("role")
+        if role is None or role.kind not in ("tensor", "tensors"):
+            continue
+        value = getattr(desc, f.name)
+        tensors = [value] if role.kind == "tensor" else list(value)
+        if convert is not None:
+            tensors = [convert(t) for t in tensors]
+        elif not role.output:
+            tensors = [inputs.get(port + j, t) for j, t in enumerate(tensors)]
+            port += len(tensors)
+        changes[f.name] = tensors[0] if role.kind == "tensor" else tuple(tensors)
+    return dataclasses.replace(desc, **changes)
+
+
+def _retyped(desc):
+    """``desc`` with every tensor an unsigned integer of its width."""
+    if all(t.data_type is _raw_type(t) for t in (*desc.input_tensors, *desc.output_tensors)):
+        return desc
+    return _replaced(desc, convert=lambda t: BufferTensorDesc(_raw_type(t), t.sizes, t.strides))
+
+
+class _TraceAdapter:
+    """The adapter of calls holding traced arrays (``adapters``): they record nodes."""
+
+    def takes(self, inputs, outs):
+        if not _tracing_count:
+            return False
+        return any(type(a) is Traced for a in inputs) or (bool(outs) and any(type(o) is Traced for o in outs))
+
+    def arrays(self, operation, inputs, outs):
+        name = operation.function
+        if outs is not None:
+            raise TypeError(
+                f"cudadml.fuse: {name}(..., out=...) in a fused function: its results are the new arrays it "
+                "returns; return the result instead of writing into out"
+            )
+        traced = [a for a in inputs if type(a) is Traced]
+        trace = traced[0]._trace
+        for k, a in enumerate(inputs):
+            where = (
+                f"{operation.ARGUMENT}[{k}]" if len(inputs) > 1 or operation.ARGUMENT == "xs" else operation.ARGUMENT
+            )
+            if type(a) is not Traced:
+                raise TypeError(
+                    f"cudadml.fuse: {name}: {where} is a {type(a).__module__}.{type(a).__name__}, not a traced array: "
+                    "in a fused function the array calls take its arguments and the results of its traced calls "
+                    "(pass a constant array as an argument)"
+                )
+            if a._trace is not trace:
+                raise TypeError(f"cudadml.fuse: {name}: {where} is a traced array of another fused function's trace")
+        if trace.closed:
+            raise TypeError(
+                f"cudadml.fuse: {name}: a traced array was used after its fused function returned (it has no values)"
+            )
+        if len(inputs) > 1:
+            common_dtype(operation.NAME, [a.dtype for a in inputs], operation.ARGUMENT)
+        return inputs, None
+
+    def run(self, operation, inputs, outs, stream, chunks):
+        name = operation.function
+        if stream is not None:
+            raise TypeError(
+                f"cudadml.fuse: {name}(..., stream=...) in a fused function: the fused call runs on the current "
+                "stream as one launch; leave stream= out"
+            )
+        if chunks is not None:
+            raise TypeError(f"cudadml.fuse: {name}: chunks= is for Dask arrays; a fused function takes none")
+        return inputs[0]._trace.record(operation, inputs)
+
+
+_ADAPTER = _TraceAdapter()
+register_adapter(__name__, lambda: _ADAPTER)
+
+
+# ---- arguments and results: structures of arrays ---------------------------------------------------
+
+_ARRAY = ("array",)
+
+
+def _array_kind(value):
+    """The kind of an array a fused function takes ("numpy", "cupy", "torch"); None for other values."""
+    t = type(value)
+    if t is np.ndarray:
+        return "numpy"
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and t is cupy.ndarray:
+        return "cupy"
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        return "torch"
+    if isinstance(value, np.ndarray):
+        if t is np.memmap:
+            return "numpy"
+        raise TypeError(
+            f"cudadml.fuse: a {t.__name__}, a NumPy subclass whose meaning (a mask, matrix rules) the plain results "
+            "would drop; pass numpy.asarray(...) of it"
+        )
+    dask = sys.modules.get("dask.array")
+    if dask is not None and isinstance(value, dask.Array):
+        raise TypeError("cudadml.fuse takes NumPy and CuPy arrays and torch tensors, not Dask arrays")
+    return None
+
+
+def _flatten(value, arrays, where):
+    """The structure of ``value`` (lists and tuples of arrays and other values), its arrays
+    appended to ``arrays``: hashable, so the other values are part of it."""
+    t = type(value)
+    if t is list or t is tuple:
+        return (t, tuple(_flatten(v, arrays, f"{where}[{k}]") for k, v in enumerate(value)))
+    if t is Traced:
+        arrays.append(value)
+        return _ARRAY
+    if _array_kind(value) is not None:
+        arrays.append(value)
+        return _ARRAY
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(
+            f"cudadml.fuse: {where} is a {t.__name__}, which is not hashable: a fused function's arguments that are "
+            "not arrays are part of the key its traces are kept under (pass a tuple for a list of numbers)"
+        ) from None
+    return ("value", t, value)
+
+
+def _rebuild(structure, leaves):
+    """``_flatten``'s inverse: ``structure`` with its arrays taken from the iterator ``leaves``."""
+    if structure is _ARRAY or structure == _ARRAY:
+        return next(leaves)
+    if structure[0] == "value":
+        return structure[2]
+    kind, items = structure
+    return kind(_rebuild(s, leaves) for s in items)
+
+
+def _result_structure(value, leaves, name):
+    """The structure of what a traced function returned: traced arrays and constant arrays, in
+    lists and tuples (appended to ``leaves``)."""
+    t = type(value)
+    if t is list or t is tuple:
+        return (t, tuple(_result_structure(v, leaves, name) for v in value))
+    if t is Traced or _array_kind(value) is not None:
+        leaves.append(value)
+        return _ARRAY
+    raise TypeError(
+        f"cudadml.fuse: {name} returned a {t.__name__}; a fused function returns arrays, or lists and tuples of them"
+    )
+
+
+# ---- programs: a finished trace, compiled per layout ------------------------------------------------
+
+
+def _source_key(value):
+    source = value._source
+    return ("input", source[1]) if source[0] == "input" else (id(source[1]), source[2])
+
+
+class _Layout:
+    """How a graph input takes an array: the tensor that describes its elements in a buffer from
+    a 16-byte-aligned address at or below them (``start`` bytes from its element 0), and where
+    that is not the array's own order, the SLICE1 window that reads it (``entry``: negative
+    strides read backwards, an offset past the aligned address)."""
+
+    __slots__ = ("entry", "key", "out_sizes", "sizes", "start", "strides", "window")
+
+    def __init__(self, shape, strides, itemsize, address):
+        """``shape`` and byte ``strides`` of an array of ``itemsize``-byte elements at ``address``,
+        all whole elements (``layout`` checks)."""
+        elements = [s // itemsize if n > 1 else 0 for n, s in zip(shape, strides)]
+        low = address + sum((n - 1) * s * itemsize for n, s in zip(shape, elements) if s < 0)
+        offset = low % _ALIGNMENT // itemsize
+        sizes, strides = list(shape), [abs(s) for s in elements]
+        offsets, steps = [0] * len(shape), [-1 if s < 0 else 1 for s in elements]
+        window_sizes, out_sizes = list(shape), tuple(shape)
+        if offset:  # the elements start past the aligned address: a dimension reaches back to it
+            fits = [i for i in reversed(range(len(shape))) if strides[i] and offset % strides[i] == 0]
+            if fits:
+                i = fits[0]
+                sizes[i] += offset // strides[i]
+                offsets[i] = offset // strides[i]
+            else:  # one more, leading, dimension whose second layer is the array
+                sizes, strides = [2, *sizes], [offset, *strides]
+                offsets, steps, window_sizes = [1, *offsets], [1, *steps], [1, *window_sizes]
+                out_sizes = (1, *out_sizes)
+        self.sizes, self.strides, self.out_sizes = tuple(sizes), tuple(strides), out_sizes
+        self.window = (tuple(offsets), tuple(window_sizes), tuple(steps))
+        self.entry = bool(offset) or -1 in steps
+        self.start = low - low % _ALIGNMENT - address
+        self.key = (self.sizes, self.strides, self.window)
+
+
+def _layout(a, itemsize):
+    """``_Layout`` of the NumPy or CuPy array ``a`` (its elements as ``itemsize``-byte words, two
+    per element for 16-byte ones), or None where a graph cannot describe it (strides or an
+    address that are not whole elements, too many dimensions): then a copy is bound."""
+    shape, strides = a.shape, a.strides
+    if a.dtype.itemsize != itemsize:  # 16-byte elements as pairs of words
+        shape, strides = (*shape, 2), (*strides, itemsize)
+    if not shape:
+        shape, strides = (1,), (0,)
+    address = a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
+    if address % itemsize or any(s % itemsize for n, s in zip(shape, strides) if n > 1):
+        return None
+    layout = _Layout(shape, strides, itemsize, address)
+    return layout if len(layout.sizes) <= MAX_DIMENSIONS else None
+
+
+class _HostBytes:
+    """A range of host memory as NumPy sees it (``numpy.asarray`` of it); ``owner`` keeps it valid."""
+
+    def __init__(self, address, nbytes, owner):
+        self.__array_interface__ = {"data": (address, False), "shape": (nbytes,), "typestr": "|u1", "version": 3}
+        self.owner = owner
+
+
+def _buffer(kind, owner, address, nbytes, device):
+    """The ``nbytes`` bytes from ``address`` as a uint8 array of ``kind``: a graph's buffer binding.
+    Only the tensor's elements in it are ever read or written."""
+    if kind == "numpy":
+        return np.asarray(_HostBytes(address, nbytes, owner))
+    cupy = sys.modules["cupy"]
+    memory = cupy.cuda.UnownedMemory(address, nbytes, owner, device)
+    return cupy.ndarray((nbytes,), np.uint8, cupy.cuda.MemoryPointer(memory, 0))
+
+
+def _address(a):
+    return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
+
+
+def _words(dtype):
+    """The width of the words that move ``dtype``'s elements (8 for 16-byte elements, as pairs)."""
+    size = dtype.itemsize
+    if size not in (1, 2, 4, 8, 16):
+        raise TypeError(f"cudadml.fuse: dtype {dtype} has {size}-byte elements; a graph moves 1, 2, 4, 8 or 16 bytes")
+    return min(size, 8)
+
+
+class _Compiled:
+    __slots__ = ("in_needs", "op", "out_needs")
+
+    def __init__(self, op, graph):
+        self.op = op
+        self.in_needs = [t.total_tensor_size_in_bytes for t in graph.input_tensors]
+        self.out_needs = [t.total_tensor_size_in_bytes for t in graph.output_tensors]
+
+
+class _Program:
+    """A finished trace: its inputs (traced arrays, in the arguments' order), its results
+    (``outputs``: each distinct traced array returned; ``leaves``: per returned array, an index
+    into ``outputs`` or a constant array), the nodes the results need, and per layout of the
+    arrays it is run on, its compiled graph."""
+
+    def __init__(self, inputs, leaves, structure=None):
+        self.inputs, self.structure = inputs, structure
+        self.outputs, self.leaves, index = [], [], {}
+        for leaf in leaves:
+            if type(leaf) is Traced:
+                if leaf._source[0] == "unset":
+                    raise TypeError("cudadml.fuse: the function returned an array made by numpy.empty (no values)")
+                if id(leaf) not in index:
+                    index[id(leaf)] = len(self.outputs)
+                    self.outputs.append(leaf)
+                self.leaves.append(index[id(leaf)])
+            else:
+                self.leaves.append(leaf)
+        self.graph_outputs = [v for v in self.outputs if v._source[0] in ("input", "node")]
+        live, stack = {}, [v._source[1] for v in self.graph_outputs if v._source[0] == "node"]
+        while stack:
+            node = stack.pop()
+            if id(node) not in live:
+                live[id(node)] = node
+                stack += [a._source[1] for a in node.inputs if a._source[0] == "node"]
+        trace = inputs[0]._trace if inputs else None
+        self.nodes = [n for n in (trace.nodes if trace else ()) if id(n) in live]
+        used = {v._source[1] for v in self.graph_outputs if v._source[0] == "input"}
+        used |= {a._source[1] for n in self.nodes for a in n.inputs if a._source[0] == "input"}
+        self.used = sorted(used)
+        for k in self.used:
+            _words(inputs[k].dtype)
+        self.graphs, self.backwards = OrderedDict(), {}
+        self._lock = threading.Lock()
+
+    def execute(self, kind, device, arrays, outs):
+        """Run the graph on ``arrays`` (NumPy or CuPy: one per input, None where unused) into
+        ``outs`` (new C-contiguous arrays, one per graph output)."""
+        if not self.graph_outputs:
+            return
+        layouts = []
+        for k in self.used:
+            words = _words(self.inputs[k].dtype)
+            layout = _layout(arrays[k], words)
+            if layout is None:  # a copy, which a graph describes
+                arrays[k] = arrays[k].copy()  # new, aligned and C-contiguous
+                layout = _layout(arrays[k], words)
+            layouts.append(layout)
+        key = tuple(layout.key for layout in layouts)
+        compiled = self.graphs.get(key)
+        if compiled is None:
+            compiled = self._compile(key, layouts, kind, device)
+        ins = [
+            _buffer(kind, arrays[k], _address(arrays[k]) + layout.start, need, device)
+            for k, layout, need in zip(self.used, layouts, compiled.in_needs)
+        ]
+        outputs = [_buffer(kind, o, _address(o), need, device) for o, need in zip(outs, compiled.out_needs)]
+        compiled.op.execute(ins, outputs)
+
+    def _compile(self, key, layouts, kind, device):
+        graph = self.graph(layouts)
+        compiled = _Compiled(graph.compile(device, load=kind == "cupy"), graph)  # host arrays: no NVRTC
+        with self._lock:
+            self.graphs[key] = compiled
+            while len(self.graphs) > GRAPHS:
+                self.graphs.popitem(last=False)
+        return compiled
+
+    def graph(self, layouts) -> GraphDesc:
+        """The ``GraphDesc`` of the program for arrays of ``layouts`` (one per used input)."""
+        at = {k: g for g, k in enumerate(self.used)}
+        tensors = {}
+        for k, layout in zip(self.used, layouts):
+            t = TensorDataType.unsigned_of_width(_words(self.inputs[k].dtype))
+            tensors[k] = BufferTensorDesc(t, layout.sizes, layout.strides)
+        nodes, input_edges, edges, output_edges, entries, index = [], [], [], [], {}, {}
+
+        def entry(k):
+            """The node that reads input ``k`` in its own order into a packed tensor."""
+            if k not in entries:
+                layout, tensor = layouts[at[k]], tensors[k]
+                out = BufferTensorDesc(tensor.data_type, layout.out_sizes)
+                nodes.append(Slice1OperatorDesc(tensor, out, *layout.window))
+                entries[k] = len(nodes) - 1
+                input_edges.append(GraphInputEdge(at[k], entries[k], 0))
+            return entries[k]
+
+        for node in self.nodes:
+            feeds, replaced = [], {}
+            for port, a in enumerate(node.inputs):
+                kind, *rest = a._source
+                if kind == "input":
+                    k = rest[0]
+                    direct = not layouts[at[k]].entry and node.desc.input_tensors[port].sizes == tensors[k].sizes
+                    if direct:
+                        replaced[port] = tensors[k]
+                        feeds.append(("input", at[k]))
+                    else:
+                        feeds.append(("node", entry(k), 0))
+                else:
+                    feeds.append(("node", index[id(rest[0])], rest[1]))
+            nodes.append(_replaced(node.desc, replaced) if replaced else node.desc)
+            n = index[id(node)] = len(nodes) - 1
+            for port, (kind, source, *source_port) in enumerate(feeds):
+                if kind == "input":
+                    input_edges.append(GraphInputEdge(source, n, port))
+                else:
+                    edges.append(GraphIntermediateEdge(source, source_port[0], n, port))
+        for o, v in enumerate(self.graph_outputs):
+            kind, *rest = v._source
+            if kind == "input":
+                output_edges.append(GraphOutputEdge(entry(rest[0]), 0, o))
+            else:
+                output_edges.append(GraphOutputEdge(index[id(rest[0])], rest[1], o))
+        return GraphDesc(len(self.used), len(self.graph_outputs), nodes, input_edges, output_edges, edges)
+
+    # ---- the results of a run ----
+
+    def results(self, new, zeros, execute):
+        """The returned structure: ``new(shape, dtype)`` allocates a result, ``zeros`` one of
+        zeros, ``execute(outs)`` runs the graph into the graph outputs."""
+        values = [zeros(v.shape, v.dtype) if v._source[0] == "zeros" else new(v.shape, v.dtype) for v in self.outputs]
+        graph_outs = [r for v, r in zip(self.outputs, values) if v._source[0] in ("input", "node")]
+        execute(graph_outs)
+        return values
+
+    def assemble(self, values, copy):
+        """The structure the function returned, of ``values`` (one per output) and copies of
+        its constant arrays."""
+        leaves = [values[leaf] if isinstance(leaf, int) else copy(leaf) for leaf in self.leaves]
+        return _rebuild(self.structure, iter(leaves))
+
+    # ---- the backward ----
+
+    def backward(self, needs):
+        """The program of the gradients (cached per ``needs``, whether each input wants one)."""
+        program = self.backwards.get(needs)
+        if program is None:
+            program = self.backwards[needs] = _backward(self, needs)
+        return program
+
+
+def _new_array(kind, device):
+    if kind == "numpy":
+
+        def new(shape, dtype):
+            a = np.empty(shape, dtype)
+            if a.size and _address(a) % _ALIGNMENT:  # a buffer binding starts 16-byte aligned
+                raw = np.empty(a.nbytes + 2 * _ALIGNMENT, np.uint8)
+                start = -_address(raw) % _ALIGNMENT
+                a = raw[start : start + a.nbytes].view(dtype).reshape(shape)
+            return a
+
+        return new, np.zeros
+    cupy = sys.modules["cupy"]
+    return cupy.empty, cupy.zeros
+
+
+# ---- the gradient of a program ---------------------------------------------------------------------
+
+
+def _backward(program, needs):
+    """The program that takes the gradients of ``program``'s outputs to its inputs'.
+
+    Each node's gradient is its operation's (SLICE and SLICE1: SLICE_GRAD; SLICE_GRAD: SLICE1;
+    SPLIT and JOIN each other), the chain walked back from the results. A value that feeds
+    several nodes (or is returned and fed on) receives several gradients: each stays its own
+    value, carried back along its own chain, and arrives as one more output of the backward
+    graph; ``targets`` says whose, and the caller adds them. A SPLIT's parts with one gradient
+    each give one JOIN; other gradients of a part are placed by SLICE_GRAD, each an output.
+    """
+    from .interop.torch import _gradient  # the gradient of each operation (as eager calls take it)
+
+    trace = _Trace()
+    grads = [trace.value(("input", j), v.shape, v.dtype) for j, v in enumerate(program.outputs)]
+    canonical = {}
+    for k, v in enumerate(program.inputs):
+        canonical[("input", k)] = v.shape
+    for node in program.nodes:
+        for port, v in enumerate(node.outputs):
+            canonical[(id(node), port)] = v.shape
+    contributions = {}
+
+    def add(value, gradient):
+        if value._source[0] not in ("input", "node") or gradient._source[0] in ("empty", "zeros"):
+            return  # no elements, or zeros: nothing to add
+        if value._source[0] == "input" and not needs[value._source[1]]:
+            return
+        key = _source_key(value)
+        if gradient.shape != canonical[key]:
+            gradient = gradient.reshape(canonical[key])
+        contributions.setdefault(key, []).append(gradient)
+
+    for v, g in zip(program.outputs, grads):
+        add(v, g)
+    with _tracing():
+        for node in reversed(program.nodes):
+            op, args = node.operation, node.args
+            shapes = [a.shape for a in args]
+            lists = [contributions.get(_source_key(r)) if r._source[0] == "node" else None for r in node.results]
+            if not any(lists):
+                continue
+            if isinstance(op, Split):
+                bound = [lst for lst, r in zip(lists, node.results) if r._source[0] == "node"]
+                extra = [(k, g) for k, lst in enumerate(lists) for g in lst or ()]
+                if all(bound):
+                    first = [
+                        lst[0] if lst else trace.value(("empty",), r.shape, r.dtype)
+                        for lst, r in zip(lists, node.results)
+                    ]
+                    gradient, gs = _gradient(op, shapes, first)
+                    add(args[0], trace.record(gradient, gs)[0])
+                    extra = [(k, g) for k, lst in enumerate(lists) for g in (lst or ())[1:]]
+                for k, g in extra:  # placed into zeros where its part lies
+                    start = sum(r.shape[op.axis] for r in node.results[:k])
+                    offsets = [start if d == op.axis else 0 for d in range(len(g.shape))]
+                    place = SliceGrad.of(g.shape, shapes[0], (), offsets, g.shape, None, None, op.directml_types)
+                    add(args[0], trace.record(place, [g])[0])
+                continue
+            for g in lists[0] or ():
+                for k, r in _gradients(trace, op, shapes, g, _gradient):
+                    add(args[k], r)
+    leaves, targets = [], []
+    for k in range(len(program.inputs)):
+        for g in contributions.get(("input", k), ()):
+            leaves.append(g)
+            targets.append(k)
+    backward = _Program(grads, leaves)
+    backward.targets = targets
+    return backward
+
+
+def _gradients(trace, op, shapes, g, gradient_of):
+    """``(k, gradient)`` of an operation's inputs from its result's gradient ``g`` (traced): one
+    per input, or for a slice that read elements several times, one per repeat."""
+    if isinstance(op, Slice):
+        repeated = [d for d, (n, s) in enumerate(zip(op.sizes, op.strides)) if s == 0 and n > 1]
+        if repeated:  # each repeat read the element again: its gradient is one more contribution
+            count = math.prod(op.sizes[d] for d in repeated)
+            if count > MOST_REPEATS:
+                raise TypeError(
+                    f"cudadml.fuse: the gradient of slice with zero strides that read elements {count} times is a "
+                    f"sum of {count} parts (more than {MOST_REPEATS}, each an output of the backward graph); call "
+                    "slice outside the fused function"
+                )
+            flag, steps = op.directml_types, [s or 1 for s in op.strides]
+            parts = []
+            for at in itertools.product(*(range(op.sizes[d]) for d in repeated)):
+                where = dict(zip(repeated, at))
+                offsets = [where.get(d, 0) for d in range(len(g.shape))]
+                sizes = [1 if d in where else n for d, n in enumerate(g.shape)]
+                (picked,) = trace.record(Slice1.of(g.shape, (), offsets, sizes, None, None, None, flag), [g])
+                window = [(n - 1) * s + 1 for n, s in zip(picked.shape, steps)]
+                place = SliceGrad.of(picked.shape, shapes[0], (), op.offsets, window, steps, None, flag)
+                parts += [(0, r) for r in trace.record(place, [picked])]
+            return parts
+    gradient, gs = gradient_of(op, shapes, [g])
+    return list(enumerate(trace.record(gradient, gs)))
+
+
+# ---- fuse -------------------------------------------------------------------------------------------
+
+
+class Fused:
+    """A function traced into one graph per layout of its arguments: what `fuse` returns.
+
+    Calling it runs the function's graph; ``__wrapped__`` is the function. ``cache_clear()``
+    drops the traces and compiled graphs it keeps.
+    """
+
+    def __init__(self, fn: Callable):
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._programs: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<cudadml.fuse of {getattr(self._fn, '__qualname__', self._fn)!r}>"
+
+    def __get__(self, instance, owner=None):
+        return self if instance is None else types.MethodType(self, instance)
+
+    def cache_clear(self) -> None:
+        """Drop every trace and compiled graph kept: the next call traces again."""
+        with self._lock:
+            self._programs.clear()
+
+    def __call__(self, *args, **kwargs):
+        arrays = []
+        structure = (
+            _flatten(args, arrays, "args"),
+            tuple((name, _flatten(v, arrays, name)) for name, v in kwargs.items()),
+        )
+        if any(type(a) is Traced for a in arrays):  # called by a function being traced: part of its graph
+            return self._fn(*args, **kwargs)
+        name = getattr(self._fn, "__name__", "the function")
+        if not arrays:
+            raise TypeError(f"cudadml.fuse: {name} was given no array to trace")
+        kinds = {_array_kind(a) for a in arrays}
+        if len(kinds) > 1:
+            raise TypeError(f"cudadml.fuse: {name} was given arrays of several kinds ({', '.join(sorted(kinds))})")
+        (kind,) = kinds
+        if kind == "torch":
+            return self._call_torch(args, kwargs, structure, arrays)
+        if kind == "numpy":
+            metas = tuple((a.dtype, a.shape) for a in arrays)
+            device = None
+        else:
+            device = arrays[0].data.device_id
+            metas = tuple((a.dtype, a.shape, a.data.device_id) for a in arrays)
+        program = self._program((kind, structure, metas), structure, [(a.dtype, a.shape) for a in arrays])
+        new, zeros = _new_array(kind, device)
+        views = list(arrays)
+        cupy_device = sys.modules["cupy"].cuda.Device(device) if kind == "cupy" else contextlib.nullcontext()
+        with cupy_device:
+            values = program.results(new, zeros, lambda outs: program.execute(kind, device, views, outs))
+        return program.assemble(values, _copy)
+
+    def _program(self, key, structure, avals):
+        program = self._programs.get(key)
+        if program is not None:
+            with self._lock:
+                if key in self._programs:
+                    self._programs.move_to_end(key)
+            return program
+        program = self._trace(structure, avals)
+        with self._lock:
+            self._programs[key] = program
+            while len(self._programs) > PROGRAMS:
+                self._programs.popitem(last=False)
+        return program
+
+    def _trace(self, structure, avals):
+        """Call the function on traced arrays of ``avals`` (dtype, shape) placed as ``structure``."""
+        trace = _Trace()
+        inputs = [trace.value(("input", k), tuple(shape), np.dtype(dtype)) for k, (dtype, shape) in enumerate(avals)]
+        leaves = iter(inputs)
+        args_structure, kwargs_structure = structure
+        args = _rebuild(args_structure, leaves)
+        kwargs = {name: _rebuild(s, leaves) for name, s in kwargs_structure}
+        try:
+            with _tracing():
+                result = self._fn(*args, **kwargs)
+        finally:
+            trace.closed = True
+        returned = []
+        name = getattr(self._fn, "__name__", "the function")
+        result_structure = _result_structure(result, returned, name)
+        for leaf in returned:
+            if type(leaf) is Traced and leaf._trace is not trace:
+                raise TypeError(f"cudadml.fuse: {name} returned a traced array of another trace")
+        return _Program(inputs, returned, result_structure)
+
+    # ---- PyTorch ----
+
+    def _call_torch(self, args, kwargs, structure, tensors):
+        if _watched(tensors):  # torch.compile, functorch transforms, modes: the eager calls, which they see
+            return self._fn(*args, **kwargs)
+        devices = {t.device for t in tensors}
+        if len(devices) > 1:
+            raise TypeError(f"cudadml.fuse: tensors on several devices ({', '.join(map(str, devices))})")
+        metas = tuple((t.dtype, tuple(t.shape), t.device) for t in tensors)
+        avals = [(_numpy_dtype(t.dtype), tuple(t.shape)) for t in tensors]
+        program = self._program(("torch", structure, metas), structure, avals)
+        values = _call_program_torch(program, tensors)
+        return program.assemble(values, _copy)
+
+
+def _watched(tensors):
+    """Whether PyTorch is watching a call on ``tensors`` (``interop.torch``'s rule; a parameter
+    is a plain tensor here, whose autograd the fused node records)."""
+    import torch
+
+    return (
+        torch.compiler.is_compiling()
+        or torch._C._are_functorch_transforms_active()
+        or torch._C._len_torch_dispatch_stack() > 0
+        or any(type(t) is not torch.Tensor and type(t) is not torch.nn.Parameter for t in tensors)
+    )
+
+
+def _copy(constant):
+    """A copy of an array the function returned without a traced call making it."""
+    return constant.clone() if _array_kind(constant) == "torch" else constant.copy()
+
+
+def _numpy_dtype(dtype):
+    """The NumPy dtype a traced array of a tensor dtype has (its own, or integers of its width)."""
+    from .interop.torch import _DTYPES
+
+    found = _DTYPES.get(dtype)
+    return found if found is not None else np.dtype(f"u{dtype.itemsize}")
+
+
+def _call_program_torch(program, tensors):
+    """The outputs of ``program`` on ``tensors``: through its autograd node where they take
+    part in autograd (or forward-mode AD), else run."""
+    from .interop import torch as adapter
+
+    if not program.outputs:
+        return []
+    if adapter._differentiated(tensors):
+        return list(_autograd().apply(_Holder(program), *tensors))
+    return _run_torch(program, tensors)
+
+
+class _Holder:
+    """A program as one argument of an autograd Function (which would look into a tuple)."""
+
+    __slots__ = ("program",)
+
+    def __init__(self, program):
+        self.program = program
+
+
+def _run_torch(program, tensors):
+    """Run ``program`` on tensors: on zero-copy NumPy (CPU) or CuPy (CUDA) views of them, into
+    tensors torch allocates."""
+    import torch
+
+    from .interop import torch as adapter
+
+    device = tensors[0].device
+    torch_dtypes = {}
+    for t in tensors:
+        torch_dtypes.setdefault(_numpy_dtype(t.dtype), t.dtype)
+
+    def dtype_of(dtype):
+        found = torch_dtypes.get(dtype)
+        if found is None:
+            found = next((k for k, v in adapter._DTYPES.items() if v == dtype), None)
+        if found is None:
+            raise TypeError(f"cudadml.fuse: a result of dtype {dtype}, which torch has not")
+        return found
+
+    def new(shape, dtype):
+        return torch.empty(shape, dtype=dtype_of(dtype), device=device)
+
+    def zeros(shape, dtype):
+        return torch.zeros(shape, dtype=dtype_of(dtype), device=device)
+
+    kind = "numpy" if device.type == "cpu" else "cupy"
+    with torch.no_grad():
+
+        def execute(outs):
+            with adapter._placed(device, None):
+                views = [
+                    adapter._view(t, t.dtype not in adapter._NUMPY) if k in program.used else None
+                    for k, t in enumerate(tensors)
+                ]
+                out_views = [adapter._view(o, o.dtype not in adapter._NUMPY) for o in outs]
+                program.execute(kind, device.index, views, out_views)
+
+        return program.results(new, zeros, execute)
+
+
+@functools.cache
+def _autograd():
+    """The autograd node of a fused call (defined when torch is in use)."""
+    import torch
+
+    class Fused(torch.autograd.Function):
+        """A fused call: forward, the program; backward, the program of its gradients (one launch),
+        whose several contributions to one input torch adds."""
+
+        @staticmethod
+        def forward(ctx, holder, *tensors):
+            ctx.holder = holder
+            ctx.inputs = [(t.shape, t.dtype, t.device) for t in tensors]
+            return tuple(_run_torch(holder.program, list(tensors)))
+
+        @staticmethod
+        def backward(ctx, *grads):
+            needs = tuple(ctx.needs_input_grad[1:])
+            backward = ctx.holder.program.backward(needs)
+            sums = [None] * len(needs)
+            if backward.graph_outputs or backward.outputs:
+                parts = _call_program_torch(backward, list(grads))
+                for k, leaf in zip(backward.targets, backward.leaves):
+                    sums[k] = parts[leaf] if sums[k] is None else sums[k] + parts[leaf]
+            return (None, *sums)
+
+        @staticmethod
+        def jvp(ctx, _holder, *tangents):
+            # The calls only move elements: the tangent of the results is the program on the tangents.
+            tangents = [
+                torch.zeros(shape, dtype=dtype, device=device) if t is None else t
+                for t, (shape, dtype, device) in zip(tangents, ctx.inputs)
+            ]
+            return tuple(_call_program_torch(ctx.holder.program, tangents))
+
+    return Fused
+
+
+def fuse(fn: Callable | None = None) -> Fused | Callable[[Callable], Fused]:
+    """Trace a function of data-movement calls into one graph, run as one launch per call.
+
+    As ``cupy.fuse`` is to elementwise code: the function is traced once per layout of its
+    arguments into a ``GraphDesc`` whose nodes are the descriptors its calls would build eagerly,
+    compiled (the nodes' index maps composed, so no intermediate array exists and each byte moves
+    once) and kept; each call runs that graph.
+
+    Parameters
+    ----------
+    fn : callable
+        A function of arrays (and other arguments) that returns an array, or lists and tuples
+        of arrays. Usable as a decorator, ``@fuse`` or ``@fuse()``. Inside it, these calls on
+        its arrays are traced:
+
+        * the array functions ``slice``, ``slice1``, ``slice_grad``, ``split``, ``join``,
+          ``strided_slice``, ``strided_slice_grad`` and ``slice1_batch`` (a SLICE1 per window);
+        * ``cudadml.numpy``'s functions where they are such a chain: ``concatenate`` and the
+          ``stack`` family, the ``split`` family, the flips, ``roll`` of one axis and ``pad``
+          with 0;
+        * basic indexing ``x[key]`` (as ``strided_slice``, elements moved as bits), ``reshape``,
+          ``ravel``, ``copy`` and ``view`` to a dtype of the same size.
+
+        Arrays and results may be used any number of times.
+
+    Returns
+    -------
+    Fused
+        A callable taking the function's arguments: NumPy arrays (run on the host backend), CuPy
+        arrays (on their GPU) or PyTorch tensors (CPU or CUDA, with autograd), all of one kind,
+        any strides; anything else must be hashable (it is part of the key the traces are kept
+        under), and lists and tuples may hold arrays. It returns the function's structure with
+        each array a new C-contiguous array of the arguments' kind, of the shape, dtype and bytes
+        the eager calls give. A returned argument, or an array that no traced call made (a
+        constant), is returned as a copy.
+
+    Raises
+    ------
+    TypeError
+        While tracing, for anything else that touches a traced array (arithmetic, NumPy's
+        functions and ufuncs, ``numpy.asarray``, ``float()``, methods such as ``sum``, ``out=``,
+        ``stream=``, ``cudadml.numpy.pad`` with a constant other than 0, a constant array given
+        to an array call): the message names the call. It would run apart from the graph.
+        Also for arguments of several kinds, unhashable non-array arguments, or a function
+        that returns something other than arrays.
+    DescriptorError, ValueError, IndexError
+        As the eager calls raise them, in the same words, while tracing.
+
+    Notes
+    -----
+    Traces are kept per argument structure, kind, dtype, shape and device, and the non-array
+    arguments (the latest 64); each keeps a graph compiled per layout of its arrays (strides,
+    and their address modulo 16: graph inputs are buffers, and a tensor's window reads an array
+    that starts past its aligned address or has negative strides) (the latest 16). The
+    function's Python code runs only when it is traced.
+
+    With PyTorch, the backward is the graph of the gradients (SLICE and SLICE1 give SLICE_GRAD,
+    SLICE_GRAD gives SLICE1, SPLIT and JOIN each other, the chain reversed), run as one launch.
+    Where one array feeds several calls (or is returned and used), its gradient has several
+    contributions: each is its own output of the backward graph, and torch adds them. Under
+    ``torch.compile``, functorch transforms and dispatch modes the function runs eagerly.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml as cd
+    >>> @cd.fuse
+    ... def focus(x):  # space to depth: four strided slices joined on channels
+    ...     return cd.join([x[:, :, ::2, ::2], x[:, :, 1::2, ::2], x[:, :, ::2, 1::2], x[:, :, 1::2, 1::2]], axis=1)
+    >>> x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    >>> focus(x)[0, :, 0]  # the first row of each channel
+    array([[0., 2.],
+           [4., 6.],
+           [1., 3.],
+           [5., 7.]], dtype=float32)
+    >>> y = focus(x)  # traced once (for this shape and dtype): one launch
+    >>> y.shape, y.flags.c_contiguous, np.array_equal(y, focus.__wrapped__(x))
+    ((1, 4, 2, 2), True, True)
+    """
+    if fn is None:
+        return fuse
+    if not callable(fn):
+        raise TypeError(f"cudadml.fuse takes a function, not {type(fn).__name__}")
+    return Fused(fn)
