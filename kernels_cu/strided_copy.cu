@@ -7,6 +7,10 @@
 //   gather_flat<E, I, R, J>      rows contiguous on both sides and each job's output packed:
 //                                one 16-byte-aligned chunk of the whole output per work item,
 //                                from at most two input rows, stored with one 16-byte store.
+//   gather_lanes<E, I, R, J, V>  an innermost dimension of V elements, all V moved by one work
+//                                item (R counts the other dimensions): for narrow elements,
+//                                whose index arithmetic would otherwise cost more than their
+//                                traffic (space-to-depth's phases in float16).
 // E: element bytes (1, 2, 4, 8); I: index type (int, or long long when a job's byte span
 // passes 2^31); R: rank of the work box (1..8); J: job capacity of the batch (SLICE: 1;
 // SPLIT/JOIN: one job per output/input, all in one launch). Work items per thread: the
@@ -22,8 +26,8 @@ template <typename I, int R>
 struct CopyJob {
     u64 src, dst;          // byte addresses where the box's first element is read / written
     I count;               // work items: elements, row chunks (gather_rows) or output chunks
-    I row;                 // gather_rows: elements per row
-    I bytes;               // gather_flat: output bytes
+    I row;                 // gather_rows: elements per row; gather_lanes: the lanes' source stride
+    I bytes;               // gather_flat: output bytes; gather_lanes: the lanes' destination stride
     I src_low, src_high;   // gather_flat: the bytes [src + src_low, src + src_high) hold every
                            // element the job reads; aligned loads stay inside them
     Divider<I> sizes[R];   // the work box; innermost: chunks per row (gather_rows), bytes
@@ -257,5 +261,38 @@ gather_flat(const __grid_constant__ CopyBatch<I, R, J> batch) {
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         if (full[k]) store(reinterpret_cast<uint4*>(first_chunk + 16 * (base + (I)k * CUDADML_BLOCK)), value[k]);
+    }
+}
+
+template <int E, typename I, int R, int J, int V>
+__global__ void __launch_bounds__(CUDADML_BLOCK)
+gather_lanes(const __grid_constant__ CopyBatch<I, R, J> batch) {
+    constexpr int ITEMS = J == 1 ? CUDADML_ITEMS_GATHER_LANES : CUDADML_ITEMS_COPY_BATCH;
+    typedef typename Word<E>::type W;
+    I base;
+    const CopyJob<I, R>* work = first_item<ITEMS>(batch, base);
+    if (work == nullptr) return;
+    const CopyJob<I, R>& job = *work;
+    const W* src = reinterpret_cast<const W*>(job.src);
+    W* dst = reinterpret_cast<W*>(job.dst);
+    W value[ITEMS][V];
+    I target[ITEMS];
+    // All loads before any store, so ITEMS * V reads are in flight at once.
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const I idx = base + (I)k * CUDADML_BLOCK;
+        if (idx < job.count) {
+            I s;
+            locate(job, idx, s, target[k]);
+#pragma unroll
+            for (int v = 0; v < V; ++v) value[k][v] = __ldg(src + s + (I)v * job.row);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        if (base + (I)k * CUDADML_BLOCK < job.count) {
+#pragma unroll
+            for (int v = 0; v < V; ++v) store(dst + target[k] + (I)v * job.bytes, value[k][v]);
+        }
     }
 }

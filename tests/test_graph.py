@@ -432,3 +432,16 @@ def test_a_chain_of_2000_nodes_and_a_graph_of_3000_outputs_compile(backend):
     x = np.random.default_rng(10).integers(1, 256, (n, 8), dtype=np.uint8)
     outs = run(wide.compile(), [x], [(1, 8)] * n, np.uint8)
     assert all(same_bits(o, x[k : k + 1]) for k, o in enumerate(outs))
+
+
+@pytest.mark.parametrize(("dtype", "npdt"), [(F16, np.float16), (U8, np.uint8)])
+def test_focus_of_narrow_elements_moves_each_phase_pair_in_one_work_item(backend, dtype, npdt):
+    from cudadml.backends import kernels
+
+    compiled = focus((2, 3, 8, 64), dtype).compile()
+    (plan,) = compiled.plans
+    (launch,) = kernels.prepare(plan)
+    assert launch.name.startswith(f"gather_lanes<{np.dtype(npdt).itemsize}, int, ")
+    x = np.random.default_rng(11).integers(1, 255, (2, 3, 8, 64)).astype(npdt)
+    (y,) = run(compiled, [x], [(2, 12, 4, 32)], npdt)
+    assert same_bits(y, focus_oracle(x))

@@ -48,6 +48,7 @@ ITEMS = {
     "gather_elements": 2,
     "gather_rows": 1,
     "gather_flat": 1,
+    "gather_lanes": 2,
     "copy_batch": 2,
     "slice_grad": 1,
     "gather_windows": 1,
@@ -64,6 +65,9 @@ MAX_PARAM_BYTES = 32764
 #: Rows shorter than this go through gather_elements (a 16-byte chunk would be mostly empty).
 MIN_ROW_BYTES = 16
 COPY_FAMILIES = ("gather_elements", "gather_rows", "gather_flat")
+#: gather_lanes: element widths and innermost sizes it is built for (where an element's index
+#: arithmetic costs more than its traffic: H100, Focus in float16, 59% -> see benchmarks).
+LANE_WIDTHS, LANES = (1, 2), 2
 _ADDRESS = struct.Struct("<Q")
 _ONE_POINTER = ctypes.c_void_p * 1
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.MULTILINE)
@@ -114,6 +118,7 @@ _SOURCES = {
     "gather_elements": "strided_copy.cu",
     "gather_rows": "strided_copy.cu",
     "gather_flat": "strided_copy.cu",
+    "gather_lanes": "strided_copy.cu",
     "slice_grad": "slice_grad.cu",
     "gather_windows": "windows.cu",
     "window_grad": "windows.cu",
@@ -475,15 +480,21 @@ def _copy_launches(plan: CopyPlan) -> list[Launch]:
       output, so rows of any length and alignment leave in full 16-byte stores;
     * gather_rows where rows qualify but some output is not packed (JOIN's parts of one
       output, ``out=`` views): aligned 16-byte chunks of each row;
+    * gather_lanes where elements are narrow and every job's innermost dimension has
+      ``LANES`` elements: one work item moves them all;
     * gather_elements otherwise: one element per work item.
     """
     e = plan.element_size
     rows = all(j.in_strides[-1] == 1 and j.out_strides[-1] == 1 and j.sizes[-1] * e >= MIN_ROW_BYTES for j in plan.jobs)
     flat = rows and all(is_packed(j.sizes, j.out_strides) for j in plan.jobs)
+    lanes = not rows and e in LANE_WIDTHS and all(len(j.sizes) > 1 and j.sizes[-1] == LANES for j in plan.jobs)
     boxes = []
     for j in plan.jobs:
         src, dst = (*j.in_strides[:-1], 0), (*j.out_strides[:-1], 0)
-        if flat:
+        if lanes:  # the innermost dimension leaves the box: each item walks it
+            sizes, src, dst = j.sizes[:-1], j.in_strides[:-1], j.out_strides[:-1]
+            count = math.prod(sizes)
+        elif flat:
             sizes = (*j.sizes[:-1], j.sizes[-1] * e)  # the innermost in bytes
             count = -(-j.count * e // CHUNK) + 1  # enough for any alignment of the output
         elif rows:
@@ -501,7 +512,7 @@ def _copy_launches(plan: CopyPlan) -> list[Launch]:
     )
     index_type = np.int64 if wide else np.int32
     fits = [c for c in JOB_CAPACITIES if copy_batch_dtype(index_type, rank, c).itemsize <= MAX_PARAM_BYTES]
-    family = "gather_flat" if flat else "gather_rows" if rows else "gather_elements"
+    family = "gather_flat" if flat else "gather_rows" if rows else "gather_lanes" if lanes else "gather_elements"
     return [
         _copy_launch(family, e, index_type, rank, fits, boxes[k : k + fits[-1]]) for k in range(0, len(boxes), fits[-1])
     ]
@@ -547,6 +558,8 @@ def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
     for k, (j, sizes, src, dst, count) in enumerate(boxes):
         job = params["jobs"][k]
         job["count"], job["row"], job["bytes"] = count, j.sizes[-1], j.count * e
+        if family == "gather_lanes":
+            job["row"], job["bytes"] = j.in_strides[-1], j.out_strides[-1]
         low, high = _extent(0, j.sizes[:-1], j.in_strides[:-1])
         job["src_low"], job["src_high"] = low * e, high * e + j.sizes[-1] * e
         set_dividers(job["sizes"], _pad(sizes, rank, 1))
@@ -566,7 +579,8 @@ def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
         at = jobs_at + k * job_dtype.itemsize
         slots.append((at + job_dtype.fields["src"][1], 0, j.input, j.in_offset * e))
         slots.append((at + job_dtype.fields["dst"][1], 1, j.output, j.out_offset * e))
-    return Launch(kernel_name(family, e, index_type, rank, capacity), grid, params, slots)
+    lanes = (LANES,) if family == "gather_lanes" else ()
+    return Launch(kernel_name(family, e, index_type, rank, capacity, *lanes), grid, params, slots)
 
 
 def _grad_launch(plan: SliceGradPlan) -> Launch:
@@ -676,6 +690,9 @@ def all_kernel_names() -> dict[str, list[str]]:
                     if copy_batch_dtype(index_type, rank, capacity).itemsize <= MAX_PARAM_BYTES:
                         for family in COPY_FAMILIES:
                             names["strided_copy.cu"].append(kernel_name(family, e, index_type, rank, capacity))
+                        if e in LANE_WIDTHS and rank < MAX_RANK:  # the lanes are a dimension beyond the box
+                            name = kernel_name("gather_lanes", e, index_type, rank, capacity, LANES)
+                            names["strided_copy.cu"].append(name)
                 for vector in sorted({1, CHUNK // e}):
                     names["slice_grad.cu"].append(kernel_name("slice_grad", e, vector, index_type, rank))
                 names["windows.cu"].append(kernel_name("gather_windows", e, index_type, rank))
