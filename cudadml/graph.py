@@ -48,6 +48,8 @@ __all__ = [
 #: Pieces one node output may become before compiling refuses the graph (a reshape across
 #: a strided lattice, or SLICE_GRAD with huge steps, multiplies them).
 MOST_PIECES = 1 << 16
+#: Dimensions a copy job may have (the kernels' rank).
+MAX_RANK = 8
 
 
 class GraphError(DescriptorError):
@@ -555,9 +557,12 @@ def _cycle(count, successors):
 # ``(lo, step, count, src_lo, src_step)``: output element ``lo + step * k`` takes element
 # ``src_lo + src_step * k`` of node input ``source`` (None: zero), for ``0 <= k < count``.
 # A resolved piece: ``(source, offset, dims)`` with per dimension ``(lo, step, count,
-# src_stride)``: tensor element ``lo + step * k`` takes element ``offset + sum src_stride * k``
-# of graph input ``source`` (element strides of its bound layout), or zero.
-# Steps of the output side are positive (1 for a single element).
+# src_stride, extras)``: tensor coordinate ``lo + step * k + sum(e_step * e_k)`` takes element
+# ``offset + src_stride * k + sum(e_stride * e_k)`` (summed over every dimension) of graph input
+# ``source`` (element strides of its bound layout), or zero, where ``extras`` holds further
+# axes ``(e_step, e_count, e_stride)`` of the same dimension: a block of rows re-described as
+# one flat dimension stays one piece. Steps of the output side are positive (1 for a single
+# element).
 
 
 def _local_pieces(op, port):
@@ -635,23 +640,52 @@ def _range(step, base, low, high):
     return -((high - base) // -step), (base - low) // -step
 
 
-def _compose(local_dims, feed):
-    """A local piece's dims read through the resolved pieces ``feed`` of its input."""
+def _compose(local_dims, feed, in_sizes, where):
+    """A local piece's dims read through the resolved pieces ``feed`` of its input (of sizes
+    ``in_sizes``). A dimension with extra axes is read through as it is where the node reads
+    that dimension whole, in order; otherwise its piece is unrolled first."""
     out = []
-    for source, offset, dims in feed:
+    pending = list(feed)
+    while pending:
+        source, offset, dims = pending.pop()
+        if any(f[4] and not _whole(d, n) for d, f, n in zip(local_dims, dims, in_sizes)):
+            pending += _expanded([(source, offset, dims)], where)
+            continue
         new_offset, new_dims = offset, []
-        for (lo, step, count, src_lo, src_step), (f_lo, f_step, f_count, f_stride) in zip(local_dims, dims):
+        for (lo, step, count, src_lo, src_step), (f_lo, f_step, f_count, f_stride, f_extras) in zip(local_dims, dims):
             hit = _solve(src_lo, src_step, count, f_lo, f_step, f_count)
             if hit is None:
                 break
             k0, k_step, n, m0, m_step = hit
             new_offset += f_stride * m0
+            extras = tuple((step * e_step, e_count, e_stride) for e_step, e_count, e_stride in f_extras)
             if n == 1:
-                new_dims.append((lo + step * k0, 1, 1, 0))
+                new_dims.append((lo + step * k0, 1, 1, 0, extras))
             else:
-                new_dims.append((lo + step * k0, step * k_step, n, f_stride * m_step))
+                new_dims.append((lo + step * k0, step * k_step, n, f_stride * m_step, extras))
         else:
             out.append((source, new_offset if source is not None else 0, tuple(new_dims)))
+    return out
+
+
+def _whole(local_dim, size):
+    """Whether a local dimension reads its input's ``size`` elements in order."""
+    _, _, count, src_lo, src_step = local_dim
+    return count == size and src_lo == 0 and (src_step == 1 or count == 1)
+
+
+def _expanded(pieces, where):
+    """The pieces with every extra axis unrolled into pieces of their own."""
+    out = []
+    for source, offset, dims in pieces:
+        parts = [(offset, [])]
+        for lo, step, count, stride, extras in dims:
+            shifts = [(0, 0)]
+            for e_step, e_count, e_stride in extras:
+                shifts = [(x + e_step * k, o + e_stride * k) for x, o in shifts for k in range(e_count)]
+            parts = [(off + o, [*head, (lo + x, step, count, stride, ())]) for off, head in parts for x, o in shifts]
+            _check_count(len(out) + len(parts), where)
+        out += [(source, off if source is not None else 0, tuple(d)) for off, d in parts]
     return out
 
 
@@ -693,38 +727,31 @@ def _reshaped(pieces, a_sizes, b_sizes, where):
     found = _refinement(a_sizes, b_sizes)
     if found is None:
         # No common refinement ((4, 6) as (6, 4)): through the flat index, run by run.
+        flat = [(source, offset, (_merge_run(list(dims), list(a_sizes)),)) for source, offset, dims in pieces]
         out = []
-        for source, offset, dims in pieces:
-            for o, (lo, step, count, stride) in _merge_run(list(dims), list(a_sizes)):
-                for o2, split in _split_dim(lo, step, count, stride, list(b_sizes)):
-                    out.append((source, offset + o + o2 if source is not None else 0, tuple(split)))
+        for source, offset, ((lo, step, count, stride, _),) in _expanded(flat, where):
+            for o, split in _split_dim(lo, step, count, stride, list(b_sizes)):
+                out.append((source, offset + o if source is not None else 0, tuple(split)))
             _check_count(len(out), where)
         return out
     r, a_groups, b_groups = found
-    # Split each piece into the refined dimensions (sizes r, one group per a-dimension).
-    refined = []
-    for source, offset, dims in pieces:
+    out = []
+    for source, offset, dims in _expanded(pieces, where):
+        # Each a-dimension split into its run of refined ones (sizes r, outer first) ...
         parts = [(offset, [])]
-        for (lo, step, count, stride), group in zip(dims, a_groups):
+        for (lo, step, count, stride, _), group in zip(dims, a_groups):
             sizes = [r[g] for g in group]
             parts = [
-                (off + extra_offset, head + split)
+                (off + o, head + split)
                 for off, head in parts
-                for extra_offset, split in _split_dim(lo, step, count, stride, sizes)
+                for o, split in _split_dim(lo, step, count, stride, sizes)
             ]
-            _check_count(len(parts) + len(refined), where)
-        refined += [(source, off, tuple(d)) for off, d in parts]
-    # Merge each run of refined dimensions into a b-dimension.
-    merged = []
-    for source, offset, dims in refined:
-        parts = [(offset, [])]
-        for group in b_groups:
-            run = [dims[g] for g in group]
-            sizes = [r[g] for g in group]
-            parts = [(off + o, [*head, d]) for off, head in parts for o, d in _merge_run(run, sizes)]
-            _check_count(len(parts) + len(merged), where)
-        merged += [(source, off if source is not None else 0, tuple(d)) for off, d in parts]
-    return merged
+            _check_count(len(parts) + len(out), where)
+        # ... and each run of refined dimensions merged into its b-dimension.
+        for off, refined in parts:
+            merged = tuple(_merge_run([refined[g] for g in group], [r[g] for g in group]) for group in b_groups)
+            out.append((source, off if source is not None else 0, merged))
+    return out
 
 
 def _check_count(n, where):
@@ -737,12 +764,12 @@ def _split_dim(lo, step, count, stride, sizes):
     if not sizes:  # a dimension of size 1 (its only element, 0)
         return [(0, [])]
     if len(sizes) == 1:
-        return [(0, [(lo, step, count, stride)])]
+        return [(0, [(lo, step, count, stride, ())])]
     inner = math.prod(sizes[1:])
     out = []
     if count == 1 or step % inner == 0:
         # One inner coordinate; the outer one walks.
-        outer_dim = (lo // inner, step // inner if count > 1 else 1, count, stride)
+        outer_dim = (lo // inner, step // inner if count > 1 else 1, count, stride, ())
         for o, rest in _split_dim(lo % inner, 1, 1, 0, sizes[1:]):
             out.append((o, [outer_dim, *rest]))
         return out
@@ -756,44 +783,46 @@ def _split_dim(lo, step, count, stride, sizes):
             if at < step and count - k >= per_row:  # a run of whole rows
                 rows = (count - k) // per_row
                 inner_dims = _split_dim(at, step, per_row, stride, sizes[1:])
-                out += [(stride * k + o, [(row, 1, rows, stride * per_row), *rest]) for o, rest in inner_dims]
+                out += [(stride * k + o, [(row, 1, rows, stride * per_row, ()), *rest]) for o, rest in inner_dims]
                 k += rows * per_row
                 continue
             n = min(count - k, (inner - at + step - 1) // step)
             inner_dims = _split_dim(at, step, n, stride, sizes[1:])
-            out += [(stride * k + o, [(row, 1, 1, 0), *rest]) for o, rest in inner_dims]
+            out += [(stride * k + o, [(row, 1, 1, 0, ()), *rest]) for o, rest in inner_dims]
             k += n
         return out
-    # Neither divides the other: element by element.
-    for k in range(count):
+    # Neither divides the other: the pattern repeats every lcm(step, inner) elements, so each
+    # of its phases keeps one column and walks the rows.
+    period = math.lcm(step, inner) // step  # elements per repeat
+    rows_per = period * step // inner
+    for k in range(min(period, count)):
         row, at = divmod(lo + step * k, inner)
-        out += [(stride * k + o, [(row, 1, 1, 0), *rest]) for o, rest in _split_dim(at, 1, 1, 0, sizes[1:])]
+        n = -(-(count - k) // period)
+        outer = (row, rows_per if n > 1 else 1, n, stride * period if n > 1 else 0, ())
+        out += [(stride * k + o, [outer, *rest]) for o, rest in _split_dim(at, 1, 1, 0, sizes[1:])]
     return out
 
 
 def _merge_run(run, sizes):
-    """Refined dimensions ``run`` (outer first, over ``sizes``) as one dimension: ``[(offset, dim)]``."""
-    if not run:
-        return [(0, (0, 1, 1, 0))]
-    scale = [math.prod(sizes[i + 1 :]) for i in range(len(sizes))]
-    # Fold from the innermost outwards while the lattice stays one run.
-    lo, step, count, stride = run[-1][0] * scale[-1], run[-1][1] * scale[-1], run[-1][2], run[-1][3]
-    for i in range(len(run) - 2, -1, -1):
-        o_lo, o_step, o_count, o_stride = run[i]
-        if o_count == 1:
-            lo += o_lo * scale[i]
-        elif count == 1:
-            lo, step, count, stride = lo + o_lo * scale[i], o_step * scale[i], o_count, o_stride
-        elif o_step * scale[i] == step * count and o_stride == stride * count:
-            lo += o_lo * scale[i]
-            count *= o_count
-        else:  # one piece per outer coordinate
-            out = []
-            for k in range(o_count):
-                outer = [(o_lo + o_step * k, 1, 1, 0), *run[i + 1 :]]
-                out += [(o_stride * k + off, d) for off, d in _merge_run([*run[:i], *outer], sizes)]
-            return out
-    return [(0, (lo, step if count > 1 else 1, count, stride if count > 1 else 0))]
+    """Refined dimensions ``run`` (outer first, over ``sizes``, without extra axes) as one
+    dimension: a lattice where they continue one another, with the rest as extra axes."""
+    lo, main, extras = 0, None, []
+    for i in range(len(run) - 1, -1, -1):
+        r_lo, r_step, r_count, r_stride, _ = run[i]
+        scale = math.prod(sizes[i + 1 :])
+        lo += r_lo * scale
+        if r_count == 1:
+            continue
+        axis = (r_step * scale, r_count, r_stride)
+        if main is None:
+            main = axis
+        elif not extras and axis[0] == main[0] * main[1] and axis[2] == main[2] * main[1]:
+            main = (main[0], main[1] * axis[1], main[2])
+        else:
+            extras.append(axis)
+    if main is None:
+        return (lo, 1, 1, 0, ())
+    return (lo, main[0], main[1], main[2], tuple(extras))
 
 
 class _Composer:
@@ -842,9 +871,10 @@ class _Composer:
         out = []
         for source, dims in _local_pieces(op, port):
             if source is None:
-                out.append((None, 0, tuple((lo, step, count, 0) for lo, step, count, _, _ in dims)))
+                out.append((None, 0, tuple((lo, step, count, 0, ()) for lo, step, count, _, _ in dims)))
                 continue
-            out += _compose(dims, self.feed(node, source))
+            where = self.graph.nodes[node].label(node)
+            out += _compose(dims, self.feed(node, source), op.input_tensors[source].sizes, where)
         _check_count(len(out), self.graph.nodes[node].label(node))
         return out
 
@@ -854,7 +884,7 @@ class _Composer:
         target = self.graph.nodes[node].operator.input_tensors[port]
         if feeder[0] == "input":
             strides = self.input_strides[feeder[1]]
-            return [(feeder[1], 0, tuple((0, 1, n, s) for n, s in zip(target.sizes, strides)))]
+            return [(feeder[1], 0, tuple((0, 1, n, s, ()) for n, s in zip(target.sizes, strides)))]
         _, source, source_port = feeder
         pieces = self.pieces(source, source_port)
         produced = self.graph.nodes[source].operator.output_tensors[source_port]
@@ -865,30 +895,48 @@ def _jobs(pieces, output, out_strides, zero_input):
     """The copies of one graph output's pieces (unsimplified: ``_walked`` orders them)."""
     jobs = []
     for source, offset, dims in pieces:
-        sizes = tuple(count for _, _, count, _ in dims)
+        sizes, in_strides, steps, out_offset = [], [], [], 0
+        for (lo, step, count, stride, extras), s in zip(dims, out_strides):
+            out_offset += lo * s
+            for e_step, e_count, e_stride in ((step, count, stride), *extras):
+                sizes.append(e_count)
+                in_strides.append(e_stride if source is not None else 0)
+                steps.append(e_step * s)
         if 0 in sizes:
             continue
-        jobs.append(
+        input_ = zero_input if source is None else source
+        jobs.append(CopyJob(input_, output, tuple(sizes), tuple(in_strides), tuple(steps), offset, out_offset))
+    return jobs
+
+
+def _within_rank(job):
+    """``job`` as jobs of at most ``MAX_RANK`` dimensions once simplified (extra axes can pass
+    it): split along the outermost dimension until they fit."""
+    if len(job.simplified().sizes) <= MAX_RANK:
+        return [job]
+    out = []
+    for k in range(job.sizes[0]):
+        out += _within_rank(
             CopyJob(
-                zero_input if source is None else source,
-                output,
-                sizes,
-                tuple(stride for *_, stride in dims) if source is not None else (0,) * len(dims),
-                tuple(step * s for (_, step, _, _), s in zip(dims, out_strides)),
-                offset,
-                sum(lo * s for (lo, _, _, _), s in zip(dims, out_strides)),
+                job.input,
+                job.output,
+                job.sizes[1:],
+                job.in_strides[1:],
+                job.out_strides[1:],
+                job.in_offset + k * job.in_strides[0],
+                job.out_offset + k * job.out_strides[0],
             )
         )
-    return jobs
+    return out
 
 
 def _walked(jobs, element_size):
     """Phases folded into one job where they can be (each input row read once), each job
     walked in the order that coalesces best; within the kernels' rank."""
     merged = [best_walk(j, element_size) for j in merge_phases(jobs)]
-    if all(len(j.sizes) <= 8 for j in merged):
+    if all(len(j.sizes) <= MAX_RANK for j in merged):
         return merged
-    return [best_walk(j, element_size) for j in jobs]
+    return [best_walk(part, element_size) for j in jobs for part in _within_rank(j)]
 
 
 class CompiledGraph(CompiledBatch):

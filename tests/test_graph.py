@@ -445,3 +445,73 @@ def test_focus_of_narrow_elements_moves_each_phase_pair_in_one_work_item(backend
     x = np.random.default_rng(11).integers(1, 255, (2, 3, 8, 64)).astype(npdt)
     (y,) = run(compiled, [x], [(2, 12, 4, 32)], npdt)
     assert same_bits(y, focus_oracle(x))
+
+
+def test_a_flattened_join_stays_two_copies_and_a_strided_read_of_it_is_exact(backend):
+    n = 40000
+    join = cd.JoinOperatorDesc([t(n, 3), t(n, 5)], t(n, 8), 1)
+    whole = cd.Slice1OperatorDesc(t(8 * n), t(8 * n), [0], [8 * n], [1])
+    graph = cd.GraphDesc(2, 1, [join, whole], [IN(0, 0, 0), IN(1, 0, 1)], [OUT(1, 0, 0)], [MID(0, 0, 1, 0)])
+    compiled = graph.compile()
+    assert sum(len(p.jobs) for p in compiled.plans) == 2
+    rng = np.random.default_rng(12)
+    a, b = rng.standard_normal((n, 3)).astype(np.float32), rng.standard_normal((n, 5)).astype(np.float32)
+    (y,) = run(compiled, [a, b], [(8 * n,)], np.float32)
+    assert same_bits(y, np.concatenate([a, b], 1).ravel())
+    # A read that is not the whole dimension in order unrolls the rows (a few here).
+    m = 6
+    join = cd.JoinOperatorDesc([t(m, 3), t(m, 5)], t(m, 8), 1)
+    every_third = cd.Slice1OperatorDesc(t(8 * m), t(16), [1], [46], [-3])
+    graph = cd.GraphDesc(2, 1, [join, every_third], [IN(0, 0, 0), IN(1, 0, 1)], [OUT(1, 0, 0)], [MID(0, 0, 1, 0)])
+    a, b = rng.standard_normal((m, 3)).astype(np.float32), rng.standard_normal((m, 5)).astype(np.float32)
+    (y,) = run(graph.compile(), [a, b], [(16,)], np.float32)
+    assert same_bits(y, np.concatenate([a, b], 1).ravel()[1:47][::-3])
+
+
+def test_a_strided_pad_re_described_as_rows_compiles(backend):
+    # SLICE_GRAD with step 3 into a flat tensor read as (258, 256): pieces with extra axes.
+    u8 = cd.TensorDataType.UINT8
+    n = 22016
+    grad = cd.SliceGradOperatorDesc(t(n, dtype=u8), t(3 * n, dtype=u8), [0], [3 * n], [3])
+    rows = cd.SliceOperatorDesc(t(258, 256, dtype=u8), t(258, 256, dtype=u8), [0, 0], [258, 256], [1, 1])
+    graph = cd.GraphDesc(1, 1, [grad, rows], [IN(0, 0, 0)], [OUT(1, 0, 0)], [MID(0, 0, 1, 0)])
+    dy = np.random.default_rng(13).integers(1, 256, n, dtype=np.uint8)
+    expected = np.zeros(3 * n, np.uint8)
+    expected[: 3 * n : 3] = dy
+    (y,) = run(graph.compile(), [dy], [(258, 256)], np.uint8)
+    assert same_bits(y, expected.reshape(258, 256))
+
+
+def test_bind_checks_once_and_runs_again_with_the_zeros(backend):
+    pad = cd.SliceGradOperatorDesc(t(2, 3), t(4, 5), [1, 1], [2, 3], [1, 1])
+    compiled = cd.GraphDesc(1, 1, [pad], [IN(0, 0, 0)], [OUT(0, 0, 0)]).compile()
+    x = np.random.default_rng(14).standard_normal((2, 3)).astype(np.float32)
+    y = np.full((4, 5), np.nan, np.float32)
+    bound = compiled.bind([x], [y])
+    bound.execute()
+    expected = np.zeros((4, 5), np.float32)
+    expected[1:3, 1:4] = x
+    assert same_bits(y, expected)
+    x[:] = 7
+    bound.execute()
+    expected[1:3, 1:4] = 7
+    assert same_bits(y, expected)
+
+
+def test_a_compiled_graph_is_captured_in_a_cuda_graph():
+    cp = _cupy()
+    pad = cd.SliceGradOperatorDesc(t(2, 3), t(4, 5), [1, 1], [2, 3], [1, -1])
+    compiled = cd.GraphDesc(1, 1, [pad], [IN(0, 0, 0)], [OUT(0, 0, 0)]).compile()
+    x = cp.asarray(np.random.default_rng(15).standard_normal((2, 3)).astype(np.float32))
+    y = cp.full((4, 5), np.nan, np.float32)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        compiled.execute([x], [y], stream=stream)
+        captured = stream.end_capture()
+    assert bool(cp.isnan(y).all())  # captured, not run
+    captured.launch(stream)
+    stream.synchronize()
+    expected = np.zeros((4, 5), np.float32)
+    expected[1:3, 1:4] = cp.asnumpy(x)[:, ::-1]
+    assert same_bits(cp.asnumpy(y), expected)

@@ -1076,15 +1076,10 @@ def _composition_of(total, parts, rng):
     return [int(b - a) for a, b in itertools.pairwise([0, *cuts, total])]
 
 
-@pytest.mark.xfail(
-    raises=cd.GraphError,
-    strict=True,
-    reason="compile() refuses a valid graph: each row of a JOIN's part becomes a piece when the join is "
-    "re-described flat, and 2 * 32769 pieces pass graph.MOST_PIECES (65536)",
-)
 def test_a_join_flattened_by_a_reshape_edge(xp):
     """JOIN of (n, 3) and (n, 5) along axis 1, read flat: concatenating per-row features and
-    flattening them, at 32769 rows (1 MiB of float32)."""
+    flattening them, at 32769 rows (1 MiB of float32). Each part's rows stay one piece with an
+    extra axis (one row per piece passed ``graph.MOST_PIECES``)."""
     n, f32 = 32769, T.FLOAT32
     join = cd.JoinOperatorDesc([_t(f32, (n, 3)), _t(f32, (n, 5))], _t(f32, (n, 8)), 1)
     flat = cd.Slice1OperatorDesc(_t(f32, (8 * n,)), _t(f32, (8 * n,)), [0], [8 * n], [1])
