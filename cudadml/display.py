@@ -1492,7 +1492,6 @@ class GraphPicture:
     def __init__(self, compiled):
         self.compiled = compiled
         graph = compiled.desc
-        self.nodes = [f"{node.label(n)}: {desc_summary(node.operator)}" for n, node in enumerate(graph.nodes)]
         self.edges = (
             [
                 (("in", e.graph_input_index), ("node", e.to_node_index), f"input {e.to_node_input_index}")
@@ -1513,12 +1512,17 @@ class GraphPicture:
         )
         self.copies = []
         for plan in compiled.plans:
-            for job in plan.jobs:
+            for job in plan.jobs[: MAX_LISTED - len(self.copies)]:
                 source = "zeros" if job.input >= graph.input_count else f"inputs[{job.input}]"
                 self.copies.append(
                     f"{source} -> outputs[{job.output}]: {plan.element_size}-byte elements, sizes {job.sizes}, "
                     f"from {job.in_offset} by {job.in_strides}, to {job.out_offset} by {job.out_strides}"
                 )
+        self.copy_count = sum(len(plan.jobs) for plan in compiled.plans)
+
+    def _node(self, n):
+        node = self.compiled.desc.nodes[n]
+        return f"{node.label(n)}: {desc_summary(node.operator)}"
 
     def _edge_text(self, edge):
         (a_kind, a), (b_kind, b), label = edge
@@ -1530,18 +1534,17 @@ class GraphPicture:
         return f"nodes[{a}] {out} -> nodes[{b}] {into}"
 
     def __repr__(self) -> str:
-        lines = [repr(self.compiled), "nodes:", *(f"  {n}" for n in self.nodes), "edges:"]
-        lines += [f"  {self._edge_text(e)}" for e in self.edges]
-        lines.append("copies (element indices):")
-        lines += [f"  {c}" for c in self.copies[:MAX_LISTED]]
-        if len(self.copies) > MAX_LISTED:
-            lines.append(f"  ... {len(self.copies) - MAX_LISTED} more")
+        nodes = len(self.compiled.desc.nodes)
+        lines = [repr(self.compiled), "nodes:", *(f"  {self._node(n)}" for n in range(min(nodes, MAX_LISTED)))]
+        lines += _more(nodes)
+        lines += ["edges:", *(f"  {self._edge_text(e)}" for e in self.edges[:MAX_LISTED]), *_more(len(self.edges))]
+        lines += ["copies (element indices):", *(f"  {c}" for c in self.copies), *_more(self.copy_count)]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        copies = "".join(f"<li>{html.escape(c)}</li>" for c in self.copies[:MAX_LISTED])
-        if len(self.copies) > MAX_LISTED:
-            copies += f"<li>... {len(self.copies) - MAX_LISTED} more</li>"
+        copies = "".join(f"<li>{html.escape(c)}</li>" for c in self.copies)
+        if self.copy_count > MAX_LISTED:
+            copies += f"<li>... {self.copy_count - MAX_LISTED} more</li>"
         return (
             f"<p>{html.escape(repr(self.compiled))}</p>{self.svg}"
             f"<p>The copies it became (element indices):</p><ul>{copies}</ul>"
@@ -1552,7 +1555,7 @@ class GraphPicture:
         """The graph as SVG: inputs left, nodes in columns by depth, outputs right."""
         graph = self.compiled.desc
         if len(graph.nodes) > MAX_GRAPH_NODES:
-            listed = "".join(f"<li>{html.escape(n)}</li>" for n in self.nodes[:MAX_LISTED])
+            listed = "".join(f"<li>{html.escape(self._node(n))}</li>" for n in range(MAX_LISTED))
             return f"<p>{len(graph.nodes)} nodes (drawn up to {MAX_GRAPH_NODES}):</p><ol start='0'>{listed}</ol>"
         depth = {}
         for _ in graph.nodes:  # longest path from the inputs; the graph has no cycle
@@ -1583,7 +1586,7 @@ class GraphPicture:
             if kind == "node":
                 node = graph.nodes[k]
                 text, fill = f"{k}: {node.name or node.operator.NAME}", "#dbe9f6"
-                tip = self.nodes[k]
+                tip = self._node(k)
             else:
                 text, fill = f"{'inputs' if kind == 'in' else 'outputs'}[{k}]", "#eee"
                 tensors = graph.input_tensors if kind == "in" else graph.output_tensors
@@ -1604,6 +1607,11 @@ class GraphPicture:
 
 #: Nodes a graph's picture draws; a larger graph is listed.
 MAX_GRAPH_NODES = 120
+
+
+def _more(count):
+    """The line that says how many a list left out (none when it left none)."""
+    return [f"  ... {count - MAX_LISTED} more"] if count > MAX_LISTED else []
 
 
 provide("picture", explain)
