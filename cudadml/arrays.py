@@ -90,7 +90,21 @@ def _bindings_said(operation, error, inputs, given=None):
     return messages.in_callers_words(operation, error, shapes, binding_inputs=given)
 
 
-def _as_list(arrays, what, name):
+def _run(kind, inputs, outs, describe, stream, chunks, given=None):
+    """What every array function does once its arguments are read: the arrays' adapter takes
+    them, ``describe(inputs)`` normalises the call into ``kind``'s operation (with the arrays
+    as the adapter holds them), and the adapter runs it; a broken binding rule is said in the
+    caller's words. Returns the results, a list."""
+    adapter = adapter_for(inputs, outs)
+    inputs, outs = adapter.arrays(kind, inputs, outs)
+    operation = describe(inputs)
+    try:
+        return adapter.run(operation, inputs, outs, stream, chunks)
+    except BindingError as e:
+        raise _bindings_said(operation, e, inputs, given) from None
+
+
+def as_list(arrays, what, name):
     """``arrays`` as a list: a list itself (an ``out=`` list is returned as given)."""
     if type(arrays) is list:
         return arrays
@@ -150,15 +164,11 @@ def slice(
     array([[[[ 5.,  8.],
              [13., 16.]]]], dtype=float32)
     """
-    inputs, outs = [x], None if out is None else [out]
-    adapter = adapter_for(inputs, outs)
-    inputs, outs = adapter.arrays(Slice, inputs, outs)
-    x = inputs[0]
-    operation = Slice.of(x.shape, positional, offsets, sizes, strides, feature_level, directml_types)
-    try:
-        return adapter.run(operation, inputs, outs, stream, chunks)[0]
-    except BindingError as e:
-        raise _bindings_said(operation, e, inputs) from None
+
+    def describe(inputs):
+        return Slice.of(inputs[0].shape, positional, offsets, sizes, strides, feature_level, directml_types)
+
+    return _run(Slice, [x], None if out is None else [out], describe, stream, chunks)[0]
 
 
 @_public
@@ -215,17 +225,12 @@ def slice1(
     array([[14., 16.],
            [ 6.,  8.]], dtype=float32)
     """
-    inputs, outs = [x], None if out is None else [out]
-    adapter = adapter_for(inputs, outs)
-    inputs, outs = adapter.arrays(Slice1, inputs, outs)
-    x = inputs[0]
-    operation = Slice1.of(
-        x.shape, positional, window_offsets, window_sizes, window_strides, output_sizes, feature_level, directml_types
-    )
-    try:
-        return adapter.run(operation, inputs, outs, stream, chunks)[0]
-    except BindingError as e:
-        raise _bindings_said(operation, e, inputs) from None
+
+    def describe(inputs):
+        window = (window_offsets, window_sizes, window_strides)
+        return Slice1.of(inputs[0].shape, positional, *window, output_sizes, feature_level, directml_types)
+
+    return _run(Slice1, [x], None if out is None else [out], describe, stream, chunks)[0]
 
 
 @_public
@@ -281,24 +286,12 @@ def slice_grad(
            [ 9,  0, 11,  0],
            [ 0,  0,  0,  0]], dtype=int32)
     """
-    inputs, outs = [dy], None if out is None else [out]
-    adapter = adapter_for(inputs, outs)
-    inputs, outs = adapter.arrays(SliceGrad, inputs, outs)
-    dy = inputs[0]
-    operation = SliceGrad.of(
-        dy.shape,
-        input_shape,
-        positional,
-        window_offsets,
-        window_sizes,
-        window_strides,
-        feature_level,
-        directml_types,
-    )
-    try:
-        return adapter.run(operation, inputs, outs, stream, chunks)[0]
-    except BindingError as e:
-        raise _bindings_said(operation, e, inputs) from None
+
+    def describe(inputs):
+        window = (window_offsets, window_sizes, window_strides)
+        return SliceGrad.of(inputs[0].shape, input_shape, positional, *window, feature_level, directml_types)
+
+    return _run(SliceGrad, [dy], None if out is None else [out], describe, stream, chunks)[0]
 
 
 @_public
@@ -356,19 +349,17 @@ def split(
     [(1, 1, 6, 1), (1, 1, 6, 1)]
     """
     name = Split.NAME
-    inputs, outs = [x], None if out is None else _as_list(out, "out", name)
-    adapter = adapter_for(inputs, outs)
-    inputs, outs = adapter.arrays(Split, inputs, outs)
-    x = inputs[0]
-    operation = Split.of(x.shape, positional, split_sizes, parts, axis, feature_level, directml_types)
-    if outs is not None and len(outs) != len(operation.sizes):
-        count = len(operation.sizes)
-        given = f"{len(outs)} array{'s' * (len(outs) != 1)}"
-        raise BindingError([f"{name}: out has {given}; the call makes {count} part{'s' * (count != 1)}"])
-    try:
-        return adapter.run(operation, inputs, outs, stream, chunks)
-    except BindingError as e:
-        raise _bindings_said(operation, e, inputs) from None
+    outs = None if out is None else as_list(out, "out", name)
+
+    def describe(inputs):
+        operation = Split.of(inputs[0].shape, positional, split_sizes, parts, axis, feature_level, directml_types)
+        if outs is not None and len(outs) != len(operation.sizes):
+            count = len(operation.sizes)
+            given = f"{len(outs)} array{'s' * (len(outs) != 1)}"
+            raise BindingError([f"{name}: out has {given}; the call makes {count} part{'s' * (count != 1)}"])
+        return operation
+
+    return _run(Split, [x], outs, describe, stream, chunks)
 
 
 @_public
@@ -411,17 +402,14 @@ def join(
     array([0, 1, 0, 1, 2])
     """
     name = Join.NAME
-    xs = _as_list(xs, "xs", name)
+    xs = as_list(xs, "xs", name)
     if not xs:
         raise ValueError(f"{name}: xs is empty; it needs at least one array to join")
-    outs = None if out is None else [out]
-    adapter = adapter_for(xs, outs)
-    xs, outs = adapter.arrays(Join, xs, outs)
-    operation = Join.of(xs[0].shape, axis, feature_level, directml_types)
-    try:
-        return adapter.run(operation, xs, outs, stream, chunks)[0]
-    except BindingError as e:
-        raise _bindings_said(operation, e, xs) from None
+
+    def describe(xs):
+        return Join.of(xs[0].shape, axis, feature_level, directml_types)
+
+    return _run(Join, xs, None if out is None else [out], describe, stream, chunks)[0]
 
 
 @_public
@@ -468,15 +456,11 @@ def strided_slice(
     >>> cd.strided_slice(x, np.s_[::-2, 1])
     array([9, 1])
     """
-    inputs, outs = [x], None if out is None else [out]
-    adapter = adapter_for(inputs, outs)
-    inputs, outs = adapter.arrays(StridedSlice, inputs, outs)
-    x = inputs[0]
-    operation = StridedSlice.of(x.shape, key, feature_level, directml_types)
-    try:
-        return adapter.run(operation, inputs, outs, stream, chunks)[0]
-    except BindingError as e:
-        raise _bindings_said(operation, e, inputs) from None
+
+    def describe(inputs):
+        return StridedSlice.of(inputs[0].shape, key, feature_level, directml_types)
+
+    return _run(StridedSlice, [x], None if out is None else [out], describe, stream, chunks)[0]
 
 
 @_public
@@ -523,15 +507,11 @@ def strided_slice_grad(
     >>> cd.strided_slice_grad(np.array([7, 8]), (5,), np.s_[::-3])
     array([0, 8, 0, 0, 7])
     """
-    inputs, outs = [dy], None if out is None else [out]
-    adapter = adapter_for(inputs, outs)
-    inputs, outs = adapter.arrays(StridedSliceGrad, inputs, outs)
-    dy = inputs[0]
-    operation = StridedSliceGrad.of(dy.shape, input_shape, key, feature_level, directml_types)
-    try:
-        return adapter.run(operation, inputs, outs, stream, chunks)[0]
-    except BindingError as e:
-        raise _bindings_said(operation, e, inputs) from None
+
+    def describe(inputs):
+        return StridedSliceGrad.of(inputs[0].shape, input_shape, key, feature_level, directml_types)
+
+    return _run(StridedSliceGrad, [dy], None if out is None else [out], describe, stream, chunks)[0]
 
 
 @_public
@@ -608,24 +588,16 @@ def slice1_batch(
            [[13, 14],
             [ 9, 10]]])
     """
-    inputs, outs = [x], None if out is None else [out]
-    adapter = adapter_for(inputs, outs)
-    inputs, outs = adapter.arrays(Slice1Batch, inputs, outs)
-    operation = Slice1Batch.of(
-        inputs[0].shape,
-        positional,
-        window_offsets,
-        window_sizes,
-        window_strides,
-        per_sample,
-        feature_level,
-        directml_types,
-    )
-    try:
-        results = adapter.run(operation, inputs, outs, stream, chunks)
-    except BindingError as e:
-        raise _bindings_said(operation, e, inputs) from None
-    return results[0] if operation.shared else results
+    shared = []
+
+    def describe(inputs):
+        window = (window_offsets, window_sizes, window_strides)
+        operation = Slice1Batch.of(inputs[0].shape, positional, *window, per_sample, feature_level, directml_types)
+        shared.append(operation.shared)
+        return operation
+
+    results = _run(Slice1Batch, [x], None if out is None else [out], describe, stream, chunks)
+    return results[0] if shared[0] else results
 
 
 @_public
@@ -701,27 +673,18 @@ def slice1_batch_grad(
            [0., 1., 1.]], dtype=float32)
     """
     name, one = Slice1BatchGrad.NAME, hasattr(dy, "shape")
-    inputs = [dy] if one else _as_list(dy, "dy", name)
+    inputs = [dy] if one else as_list(dy, "dy", name)
     if not inputs:  # as np.stack([]): no array to take a kind and dtype from
         raise ValueError(f"{name}: dy is an empty list; the gradient of no windows has no dtype (pass zeros)")
-    outs = None if out is None else [out]
-    adapter = adapter_for(inputs, outs)
-    inputs, outs = adapter.arrays(Slice1BatchGrad, inputs, outs)
-    operation = Slice1BatchGrad.of(
-        input_shape,
-        positional,
-        window_offsets,
-        window_sizes,
-        window_strides,
-        per_sample,
-        feature_level,
-        directml_types,
-    )
-    if operation.shared != one:
-        raise TypeError(
-            f"{name}: windows of one size take dy as one array; per-window sizes take a list of one per window"
-        )
-    try:
-        return adapter.run(operation, inputs, outs, stream, None)[0]
-    except BindingError as e:
-        raise _bindings_said(operation, e, inputs, 1 if one else len(inputs)) from None
+
+    def describe(inputs):
+        window = (window_offsets, window_sizes, window_strides)
+        operation = Slice1BatchGrad.of(input_shape, positional, *window, per_sample, feature_level, directml_types)
+        if operation.shared != one:
+            raise TypeError(
+                f"{name}: windows of one size take dy as one array; per-window sizes take a list of one per window"
+            )
+        return operation
+
+    given = 1 if one else len(inputs)
+    return _run(Slice1BatchGrad, inputs, None if out is None else [out], describe, stream, None, given)[0]

@@ -1257,7 +1257,7 @@ def _of_batch(name, given, named, where):
     one = hasattr(given, "shape") or (
         isinstance(given, (tuple, list)) and bool(given) and all(isinstance(v, (int, np.integer)) for v in given)
     )
-    shapes = [_shape(given, where)] if one else [_shape(a, where) for a in arrays._as_list(given, "dy", name)]
+    shapes = [_shape(given, where)] if one else [_shape(a, where) for a in arrays.as_list(given, "dy", name)]
     if not shapes:
         raise ValueError(f"{name}: dy is an empty list; the gradient of no windows has no dtype (pass zeros)")
     operation = Slice1BatchGrad.of(named.pop("input_shape"), **named)
