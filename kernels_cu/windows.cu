@@ -26,6 +26,8 @@
 // ceil(count / (BLOCK * ITEMS)) blocks (window_grad).
 // Loaded by cudadml.backends.kernels through cupy.RawModule(name_expressions=...).
 // Cannot be compiled standalone: includes common.cuh, which the loader inlines.
+// Its structs that the host fills mirror NumPy dtypes (kernels.parameter_structs): change both;
+// tests/test_structs.py compares them field by field, with g++ and with NVRTC.
 #include "common.cuh"
 
 template <typename I, int R>

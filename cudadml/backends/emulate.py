@@ -90,6 +90,36 @@ def translation_unit(source_file: str, names) -> str:
     return "\n".join(parts) + "\n"
 
 
+def layout_problems(source_file: str) -> list[str]:
+    """Where the C++ structs of ``source_file`` are not laid out as the NumPy dtypes that
+    mirror them, as the host compiler lays them out: ``kernels.layout_failures`` of
+    ``kernels.layout_check`` compiled after emulation.h (syntax only: a second or so). Empty
+    when they agree.
+
+    Raises
+    ------
+    EmulationError
+        When the program does not compile for another reason (no compiler; a field of a dtype
+        that the C++ struct lacks), with the compiler's first errors.
+    """
+    text = kernels.kernel_source("emulation.h") + kernels.layout_check(source_file)
+    command = [compiler(), *(f for f in CXX_FLAGS if f not in ("-shared", "-fPIC")), "-fsyntax-only", "-x", "c++", "-"]
+    try:
+        result = subprocess.run(command, input=text, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise EmulationError(
+            f"no C++ compiler {command[0]!r} (set CXX, or install g++) to check {source_file}"
+        ) from None
+    problems = kernels.layout_failures(result.stderr)
+    if result.returncode and not problems:
+        errors = [line for line in result.stderr.splitlines() if "error" in line]
+        raise EmulationError(
+            f"{command[0]} could not compile the layout check of {source_file} ({len(errors)} errors):\n"
+            + "\n".join(errors[:20])
+        )
+    return problems
+
+
 class Library:
     """One compiled group of specialisations: ``launch[name]`` and ``param_size[name]``.
 

@@ -199,7 +199,7 @@ def compile_kernels(names) -> dict:
     return functions
 
 
-# ---- parameter structs (the same layout as the C++ structs, by NumPy's align=True) -------------
+# ---- parameter structs (the C++ structs' layout, by NumPy's align=True; see layout_check) -------
 
 
 def divider_dtype(index_type):
@@ -347,6 +347,126 @@ def fast_division(d: int, bits: int = 32) -> tuple[int, int]:
     product."""
     s = (d - 1).bit_length()
     return ((2**bits * ((1 << s) - d)) // d + 1) % 2**bits, s
+
+
+# ---- the structs' layout, checked field by field by the compilers -----------------------------
+
+INDEX_TYPES = (np.int32, np.int64)
+#: The first words of every message of ``layout_assertions``, by which ``layout_failures``
+#: finds them in a compiler's log.
+LAYOUT_FAILURE = "struct layout: "
+#: ``CudadmlBare<T&>::type`` is T: a field's type from ``decltype`` of an access to it.
+_BARE = (
+    "template <typename T> struct CudadmlBare { typedef T type; };\n"
+    "template <typename T> struct CudadmlBare<T&> { typedef T type; };\n"
+)
+
+
+def parameter_structs() -> dict[str, list[tuple[str, np.dtype]]]:
+    """Every struct that the host hands to the kernels, with the dtype that mirrors it, by the
+    source file that defines (or includes) it: ``{source file: [(C++ type, dtype)]}``. Each for
+    both index types, every rank up to ``MAX_RANK`` and every batch capacity; ``Divider``
+    (common.cuh), which they all hold, in every file."""
+    structs = {
+        name: [(f"Divider<{_index_name(i)}>", divider_dtype(i)) for i in INDEX_TYPES]
+        for name in sorted(set(_SOURCES.values()))
+    }
+    for i in INDEX_TYPES:
+        n = _index_name(i)
+        for r in range(1, MAX_RANK + 1):
+            structs["strided_copy.cu"].append((f"CopyJob<{n}, {r}>", copy_job_dtype(i, r)))
+            structs["strided_copy.cu"] += [
+                (f"CopyBatch<{n}, {r}, {c}>", copy_batch_dtype(i, r, c)) for c in JOB_CAPACITIES
+            ]
+            structs["slice_grad.cu"].append((f"GradParams<{n}, {r}>", grad_params_dtype(i, r)))
+            structs["windows.cu"].append((f"WindowParams<{n}, {r}>", window_params_dtype(i, r)))
+            structs["windows.cu"].append((f"WindowGradParams<{n}, {r}>", window_grad_params_dtype(i, r)))
+    structs["windows.cu"] += [(f"GradWindow<{d}>", grad_window_dtype(d)) for d in range(1, MAX_RANK + 1)]
+    structs["windows.cu"].append(("GradDim", grad_window_dtype(1)["dims"].base))
+    return structs
+
+
+def _field_checks(dtype, struct, prefix="", at=0):
+    """``(field, what, C++ expression, NumPy's value)`` for every field of ``dtype`` (nested at
+    byte ``at`` of type ``struct``, under member path ``prefix``): its offset, size, alignment
+    and, of an integer, signedness (then the expression is a truth, ``what`` says what its
+    failure means and the value is None); into nested structs; of an array field its whole
+    size, then its first and last elements."""
+    for name in dtype.names:
+        field, offset = dtype.fields[name][:2]
+        path = prefix + name
+        if field.subdtype is None:
+            yield from _element_checks(field, struct, path, at + offset)
+            continue
+        base, shape = field.subdtype
+        yield path, "size", f"sizeof((({struct}*)nullptr)->{path})", field.itemsize
+        for index in sorted({(0,) * len(shape), tuple(n - 1 for n in shape)}):
+            element = at + offset + base.itemsize * int(np.ravel_multi_index(index, shape))
+            yield from _element_checks(base, struct, path + "".join(f"[{k}]" for k in index), element)
+
+
+def _element_checks(dtype, struct, path, at):
+    bare = f"CudadmlBare<decltype((({struct}*)nullptr)->{path})>::type"
+    yield path, "offset", f"__builtin_offsetof({struct}, {path})", at
+    yield path, "size", f"sizeof({bare})", dtype.itemsize
+    yield path, "alignment", f"alignof({bare})", dtype.alignment
+    if dtype.kind in "iu":
+        signed = dtype.kind == "i"
+        said = "signed in NumPy, unsigned in C++" if signed else "unsigned in NumPy, signed in C++"
+        yield path, said, f"(({bare})-1 < 0) == {str(signed).lower()}", None
+    if dtype.names:
+        yield from _field_checks(dtype, struct, path + ".", at)
+
+
+def layout_assertions(cpp_type: str, dtype, alias: str) -> list[str]:
+    """``static_assert`` lines that hold iff the C++ struct ``cpp_type`` is laid out as ``dtype``:
+    its size and alignment, and every check of ``_field_checks``. ``alias`` names the struct
+    (declared by a typedef: no comma of a template's arguments reaches ``__builtin_offsetof``).
+    A failure's message is ``LAYOUT_FAILURE``, the struct, the field and NumPy's value."""
+    checks = [("", "size", f"sizeof({alias})", dtype.itemsize), ("", "alignment", f"alignof({alias})", dtype.alignment)]
+    lines = []
+    for field, what, expression, value in [*checks, *_field_checks(dtype, alias)]:
+        where = f"{cpp_type}{'::' if field else ''}{field}"
+        if value is None:
+            lines.append(f'static_assert({expression}, "{LAYOUT_FAILURE}{where}: {what}");')
+        else:
+            lines.append(f'static_assert({expression} == {value}, "{LAYOUT_FAILURE}{where}: {what} {value} in NumPy");')
+    return lines
+
+
+def layout_check(source_file: str) -> str:
+    """``source_file`` (includes inlined) followed by ``layout_assertions`` of each of its
+    ``parameter_structs``: a program that compiles iff the C++ structs are laid out as their
+    dtypes. It instantiates no kernel; the emulation compiles it after emulation.h."""
+    parts = [kernel_source(source_file), "// The parameter structs' layout, as the NumPy dtypes give it.", _BARE]
+    for k, (cpp_type, dtype) in enumerate(parameter_structs()[source_file]):
+        alias = f"cudadml_struct_{k}"
+        parts.append(f"typedef {cpp_type} {alias};")
+        parts += layout_assertions(cpp_type, dtype, alias)
+    return "\n".join(parts) + "\n"
+
+
+_ASSERTION = re.compile(r'static assertion failed(?: with)?:? "?' + re.escape(LAYOUT_FAILURE) + r'([^"\n]*)')
+#: g++'s "the comparison reduces to '(320 == 336)'", NVRTC's "the final comparison was 320 == 336".
+_COMPARISON = re.compile(r"(?:comparison reduces to \W*|final comparison was )(\d+) == \d+")
+
+
+def layout_failures(log: str) -> list[str]:
+    """The failed ``layout_assertions`` in a compiler's log (g++'s or NVRTC's), each as the
+    struct, the field and NumPy's value, with the compiler's where its note gives it: e.g.
+    ``CopyJob<int, 2>::count: offset 16 in NumPy, 20 in C++``."""
+    problems = []
+    noted = True
+    for line in log.splitlines():
+        if m := _ASSERTION.search(line):
+            problems.append(m.group(1))
+            noted = False
+        elif not noted and "error" in line:
+            noted = True
+        elif not noted and problems[-1].endswith("in NumPy") and (m := _COMPARISON.search(line)):
+            problems[-1] += f", {m.group(1)} in C++"
+            noted = True
+    return problems
 
 
 def _index_type(element_size, count, *stride_sets):
