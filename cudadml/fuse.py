@@ -819,7 +819,7 @@ def _backward(program, needs):
     graph; ``targets`` says whose, and the caller adds them. A SPLIT's parts with one gradient
     each give one JOIN; other gradients of a part are placed by SLICE_GRAD, each an output.
     """
-    from .interop.torch import _gradient  # the gradient of each operation (as eager calls take it)
+    from .interop.torch import gradient_of  # the gradient of each operation (as eager calls take it)
 
     trace = _Trace()
     grads = [trace.value(("input", j), v.shape, v.dtype) for j, v in enumerate(program.outputs)]
@@ -858,7 +858,7 @@ def _backward(program, needs):
                         lst[0] if lst else trace.value(("empty",), r.shape, r.dtype)
                         for lst, r in zip(lists, node.results)
                     ]
-                    gradient, gs = _gradient(op, shapes, first)
+                    gradient, gs = gradient_of(op, shapes, first)
                     add(args[0], trace.record(gradient, gs)[0])
                     extra = [(k, g) for k, lst in enumerate(lists) for g in (lst or ())[1:]]
                 for k, g in extra:  # placed into zeros where its part lies
@@ -868,7 +868,7 @@ def _backward(program, needs):
                     add(args[0], trace.record(place, [g])[0])
                 continue
             for g in lists[0] or ():
-                for k, r in _gradients(trace, op, shapes, g, _gradient):
+                for k, r in _gradients(trace, op, shapes, g, gradient_of):
                     add(args[k], r)
     leaves, targets = [], []
     for k in range(len(program.inputs)):
@@ -1036,9 +1036,9 @@ def _copy(constant):
 
 def _numpy_dtype(dtype):
     """The NumPy dtype a traced array of a tensor dtype has (its own, or integers of its width)."""
-    from .interop.torch import _DTYPES
+    from .interop.torch import NUMPY_DTYPES
 
-    found = _DTYPES.get(dtype)
+    found = NUMPY_DTYPES.get(dtype)
     return found if found is not None else np.dtype(f"u{dtype.itemsize}")
 
 
@@ -1049,7 +1049,7 @@ def _call_program_torch(program, tensors):
 
     if not program.outputs:
         return []
-    if adapter._differentiated(tensors):
+    if adapter.differentiated(tensors):
         return list(_autograd().apply(_Holder(program), *tensors))
     return _run_torch(program, tensors)
 
@@ -1078,7 +1078,7 @@ def _run_torch(program, tensors):
     def dtype_of(dtype):
         found = torch_dtypes.get(dtype)
         if found is None:
-            found = next((k for k, v in adapter._DTYPES.items() if v == dtype), None)
+            found = next((k for k, v in adapter.NUMPY_DTYPES.items() if v == dtype), None)
         if found is None:
             raise TypeError(f"cudadml.fuse: a result of dtype {dtype}, which torch has not")
         return found

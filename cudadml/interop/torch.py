@@ -24,7 +24,7 @@ functorch transform a call is that autograd node (``_Function``), applied before
 dispatcher, as the transforms need: each transform's level runs its forward (through the
 operators under vmap), backward or jvp.
 
-Backward is another operation on the gradients (``_gradient``): SLICE and SLICE1 give
+Backward is another operation on the gradients (``gradient_of``): SLICE and SLICE1 give
 SLICE_GRAD, SLICE_GRAD gives SLICE1, SPLIT and JOIN give each other, ``strided_slice`` and
 ``strided_slice_grad`` each other. Because the backward runs through this adapter too, a
 backward taken with ``create_graph=True`` is itself differentiable (double backward). Forward
@@ -96,7 +96,7 @@ class TorchAdapter:
         return self.eager(operation, inputs, outs, stream)
 
     def eager(self, operation, inputs, outs, stream):
-        if _differentiated(inputs):  # never with outs: _refuse_out refused those
+        if differentiated(inputs):  # never with outs: _refuse_out refused those
             return _listed(_FUNCTIONS[operation.function].apply(_Call(operation, stream), *inputs))
         return _run(operation, inputs, outs, stream)
 
@@ -174,7 +174,7 @@ def _run_addressed(operation, inputs, outs):
     whose errors the views' route words)."""
     x = inputs[0]
     tdtype, index = x.dtype, x.get_device()
-    dtype = _DTYPES.get(tdtype) or _numpy_dtype(operation, tdtype)
+    dtype = NUMPY_DTYPES.get(tdtype) or _numpy_dtype(operation, tdtype)
     if dtype.itemsize == 16 and operation.directml_types is False:
         return None
     tensors = inputs if outs is None else inputs + outs
@@ -450,7 +450,7 @@ _NUMPY = {
 
 
 #: The NumPy dtype object of each tensor dtype NumPy has.
-_DTYPES = {t: np.dtype(n) for t, n in _NUMPY.items()}
+NUMPY_DTYPES = {t: np.dtype(n) for t, n in _NUMPY.items()}
 
 
 def _shapes(operation, tensors):
@@ -528,7 +528,7 @@ def _define(name, cls, params):
 
     def backward(ctx, *grads):
         grads = grads[0] if many else grads
-        gradient, grads = _gradient(ctx.operation, ctx.shapes, list(grads))
+        gradient, grads = gradient_of(ctx.operation, ctx.shapes, list(grads))
         results = ADAPTER.run(gradient, grads, None)
         return (results if cls is calls.Join else results[0], *[None] * (len(ctx.operation)))
 
@@ -595,7 +595,7 @@ if _LIBRARY is not None:
 # ---- autograd ------------------------------------------------------------------------------------
 
 
-def _differentiated(tensors):
+def differentiated(tensors):
     """Whether an eager call on ``tensors`` runs as its autograd Function: when grad mode
     records and an input requires grad, or when an input carries a forward-mode tangent."""
     return (torch.is_grad_enabled() and any(map(_REQUIRES_GRAD, tensors))) or _tangents(tensors)
@@ -639,7 +639,7 @@ class _Function(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        gradient, grads = _gradient(ctx.call.operation, ctx.shapes, list(grads))
+        gradient, grads = gradient_of(ctx.call.operation, ctx.shapes, list(grads))
         return None, *ADAPTER.run(gradient, grads, None)
 
     @staticmethod
@@ -662,7 +662,7 @@ class _Call:
         self.operation, self.stream = operation, stream
 
 
-def _gradient(op, shapes, grads):
+def gradient_of(op, shapes, grads):
     """The operation that takes an operation's result gradients to its input gradients, and
     the gradients it takes. Gradients are validated at the newest feature level (SLICE_GRAD
     appeared after SLICE)."""
