@@ -114,8 +114,37 @@ class GraphNode:
         return f"nodes[{index}] ({self.name or self.operator.NAME})"
 
 
+class _Edge:
+    """What the three edges share: indices taken by value and never negative, a name that is
+    a str or None, and the last sections of their docstrings."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.__doc__ = cls.__doc__.replace("{name and raises}", _EDGE_SHARED_DOC.replace("\n", "\n    "))
+
+    def __post_init__(self):
+        where = type(self).__name__
+        for name in self.__dataclass_fields__:
+            if name != "name":
+                object.__setattr__(self, name, _index(getattr(self, name), name, where))
+        if self.name is not None and not isinstance(self.name, str):
+            raise TypeError(f"{where}: name must be a str or None, not {type(self.name).__name__}")
+
+
+_EDGE_SHARED_DOC = """name : str, optional
+    Shown in messages.
+
+Raises
+------
+TypeError
+    For an index that is not an integer (NumPy integers count by value), or a name that
+    is not a str.
+ValueError
+    For a negative index."""
+
+
 @dataclass(frozen=True)
-class GraphInputEdge:
+class GraphInputEdge(_Edge):
     """``DML_INPUT_GRAPH_EDGE_DESC``: a graph input feeds a node's input.
 
     Parameters
@@ -126,16 +155,7 @@ class GraphInputEdge:
         The node fed, from 0.
     to_node_input_index : int
         Which of its inputs, from 0 (its descriptor's ``input_tensors`` order).
-    name : str, optional
-        Shown in messages.
-
-    Raises
-    ------
-    TypeError
-        For an index that is not an integer (NumPy integers count by value), or a name that
-        is not a str.
-    ValueError
-        For a negative index.
+    {name and raises}
 
     Examples
     --------
@@ -149,12 +169,9 @@ class GraphInputEdge:
     to_node_input_index: int
     name: str | None = None
 
-    def __post_init__(self):
-        _normalise_edge(self)
-
 
 @dataclass(frozen=True)
-class GraphOutputEdge:
+class GraphOutputEdge(_Edge):
     """``DML_OUTPUT_GRAPH_EDGE_DESC``: a node's output is a graph output.
 
     Parameters
@@ -165,16 +182,7 @@ class GraphOutputEdge:
         Which of its outputs, from 0 (its descriptor's ``output_tensors`` order).
     graph_output_index : int
         The graph output it becomes, from 0.
-    name : str, optional
-        Shown in messages.
-
-    Raises
-    ------
-    TypeError
-        For an index that is not an integer (NumPy integers count by value), or a name that
-        is not a str.
-    ValueError
-        For a negative index.
+    {name and raises}
 
     Examples
     --------
@@ -188,12 +196,9 @@ class GraphOutputEdge:
     graph_output_index: int
     name: str | None = None
 
-    def __post_init__(self):
-        _normalise_edge(self)
-
 
 @dataclass(frozen=True)
-class GraphIntermediateEdge:
+class GraphIntermediateEdge(_Edge):
     """``DML_INTERMEDIATE_GRAPH_EDGE_DESC``: a node's output feeds another node's input.
 
     Parameters
@@ -206,16 +211,7 @@ class GraphIntermediateEdge:
         The consuming node, from 0.
     to_node_input_index : int
         Which of its inputs, from 0.
-    name : str, optional
-        Shown in messages.
-
-    Raises
-    ------
-    TypeError
-        For an index that is not an integer (NumPy integers count by value), or a name that
-        is not a str.
-    ValueError
-        For a negative index.
+    {name and raises}
 
     Examples
     --------
@@ -229,18 +225,6 @@ class GraphIntermediateEdge:
     to_node_index: int
     to_node_input_index: int
     name: str | None = None
-
-    def __post_init__(self):
-        _normalise_edge(self)
-
-
-def _normalise_edge(edge):
-    where = type(edge).__name__
-    for name in edge.__dataclass_fields__:
-        if name != "name":
-            object.__setattr__(edge, name, _index(getattr(edge, name), name, where))
-    if edge.name is not None and not isinstance(edge.name, str):
-        raise TypeError(f"{where}: name must be a str or None, not {type(edge.name).__name__}")
 
 
 def _edge_text(kind, k, edge):

@@ -120,16 +120,8 @@ class ModelError(ValueError):
 
 
 class UnsupportedModelError(ModelError, NotImplementedError):
-    """A valid ONNX model beyond what DirectML's data-movement operators express.
-
-    Parameters
-    ----------
-    message : str
-        What is beyond them, beginning with the node where one is at fault.
-    node : str, optional
-        The node's name (or ``#index`` for a node without one).
-    op_type : str, optional
-        The node's op type.
+    """A valid ONNX model beyond what DirectML's data-movement operators express; its
+    parameters and attributes are ``ModelError``'s (the message says what is beyond them).
 
     Examples
     --------

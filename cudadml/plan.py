@@ -56,39 +56,31 @@ class CopyJob:
         return n
 
     def simplified(self) -> CopyJob:
-        dims = [(n, i, o) for n, i, o in zip(self.sizes, self.in_strides, self.out_strides) if n != 1]
-        in_offset, out_offset = self.in_offset, self.out_offset
-        # Walk the output forwards: flipping a dimension on both sides copies the same pairs.
-        flipped = []
-        for n, i, o in dims:
-            if o < 0:
-                in_offset += (n - 1) * i
-                out_offset += (n - 1) * o
-                i, o = -i, -o
-            flipped.append((n, i, o))
-        # Outermost output stride first; stable, so ties keep their order.
-        flipped.sort(key=lambda d: -d[2])
-        merged = merge_contiguous([d[0] for d in flipped], [d[1] for d in flipped], [d[2] for d in flipped])
-        sizes, (in_strides, out_strides) = merged
-        return CopyJob(self.input, self.output, sizes, in_strides, out_strides, in_offset, out_offset)
+        """Walked in the output's order: outermost output stride first (stable, so ties keep
+        their order), each dimension forwards on the output side."""
+        return self._walked(by_input=False)
 
     def input_major(self) -> CopyJob:
         """The same copy walked in the input's order (innermost input stride last): for copies
         whose output is scattered where the input is contiguous (space-to-depth), so each warp
         reads whole sectors and writes runs of them."""
-        dims = [(n, i, o) for n, i, o in zip(self.sizes, self.in_strides, self.out_strides) if n != 1]
+        return self._walked(by_input=True)
+
+    def _walked(self, by_input):
         in_offset, out_offset = self.in_offset, self.out_offset
+        # Walk the side that orders forwards: flipping a dimension on both sides copies the same pairs.
         flipped = []
-        for n, i, o in dims:
-            if i < 0:
+        for n, i, o in zip(self.sizes, self.in_strides, self.out_strides):
+            if n == 1:
+                continue
+            if (i if by_input else o) < 0:
                 in_offset += (n - 1) * i
                 out_offset += (n - 1) * o
                 i, o = -i, -o
             flipped.append((n, i, o))
-        flipped.sort(key=lambda d: (-d[1], -abs(d[2])))
-        sizes, (in_strides, out_strides) = merge_contiguous(
-            [d[0] for d in flipped], [d[1] for d in flipped], [d[2] for d in flipped]
-        )
+        flipped.sort(key=(lambda d: (-d[1], -abs(d[2]))) if by_input else (lambda d: -d[2]))
+        columns = ([d[k] for d in flipped] for k in range(3))
+        sizes, (in_strides, out_strides) = merge_contiguous(*columns)
         return CopyJob(self.input, self.output, sizes, in_strides, out_strides, in_offset, out_offset)
 
     def sectors(self, element_size, items=128) -> int:
