@@ -100,10 +100,10 @@ __device__ __forceinline__ I locate(const CopyJob<I, R>& job, I idx, I& src, I& 
     return inner;
 }
 
-template <int E, typename I, int R, int J>
-__global__ void __launch_bounds__(CUDADML_BLOCK)
-gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
-    constexpr int ITEMS = J == 1 ? CUDADML_ITEMS_GATHER_ELEMENTS : CUDADML_ITEMS_COPY_BATCH;
+// The work of gather_elements (V = 1: an item is one element) and gather_lanes (an item is V
+// elements, the job's row and bytes apart in the source and destination).
+template <int E, int ITEMS, int V, typename I, int R, int J>
+__device__ __forceinline__ void move_items(const CopyBatch<I, R, J>& batch) {
     typedef typename Word<E>::type W;
     I base;
     const CopyJob<I, R>* work = first_item<ITEMS>(batch, base);
@@ -111,22 +111,34 @@ gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
     const CopyJob<I, R>& job = *work;
     const W* src = reinterpret_cast<const W*>(job.src);
     W* dst = reinterpret_cast<W*>(job.dst);
-    W value[ITEMS];
+    const I src_lane = V > 1 ? job.row : 0;
+    const I dst_lane = V > 1 ? job.bytes : 0;
+    W value[ITEMS][V];
     I target[ITEMS];
-    // All loads before any store, so ITEMS reads are in flight at once.
+    // All loads before any store, so ITEMS * V reads are in flight at once.
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         const I idx = base + (I)k * CUDADML_BLOCK;
         if (idx < job.count) {
             I s;
             locate(job, idx, s, target[k]);
-            value[k] = __ldg(src + s);
+#pragma unroll
+            for (int v = 0; v < V; ++v) value[k][v] = __ldg(src + s + (I)v * src_lane);
         }
     }
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
-        if (base + (I)k * CUDADML_BLOCK < job.count) store(dst + target[k], value[k]);
+        if (base + (I)k * CUDADML_BLOCK < job.count) {
+#pragma unroll
+            for (int v = 0; v < V; ++v) store(dst + target[k] + (I)v * dst_lane, value[k][v]);
+        }
     }
+}
+
+template <int E, typename I, int R, int J>
+__global__ void __launch_bounds__(CUDADML_BLOCK)
+gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
+    move_items<E, J == 1 ? CUDADML_ITEMS_GATHER_ELEMENTS : CUDADML_ITEMS_COPY_BATCH, 1>(batch);
 }
 
 template <int E, typename I, int R, int J>
@@ -269,32 +281,5 @@ gather_flat(const __grid_constant__ CopyBatch<I, R, J> batch) {
 template <int E, typename I, int R, int J, int V>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_lanes(const __grid_constant__ CopyBatch<I, R, J> batch) {
-    constexpr int ITEMS = J == 1 ? CUDADML_ITEMS_GATHER_LANES : CUDADML_ITEMS_COPY_BATCH;
-    typedef typename Word<E>::type W;
-    I base;
-    const CopyJob<I, R>* work = first_item<ITEMS>(batch, base);
-    if (work == nullptr) return;
-    const CopyJob<I, R>& job = *work;
-    const W* src = reinterpret_cast<const W*>(job.src);
-    W* dst = reinterpret_cast<W*>(job.dst);
-    W value[ITEMS][V];
-    I target[ITEMS];
-    // All loads before any store, so ITEMS * V reads are in flight at once.
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        const I idx = base + (I)k * CUDADML_BLOCK;
-        if (idx < job.count) {
-            I s;
-            locate(job, idx, s, target[k]);
-#pragma unroll
-            for (int v = 0; v < V; ++v) value[k][v] = __ldg(src + s + (I)v * job.row);
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        if (base + (I)k * CUDADML_BLOCK < job.count) {
-#pragma unroll
-            for (int v = 0; v < V; ++v) store(dst + target[k] + (I)v * job.bytes, value[k][v]);
-        }
-    }
+    move_items<E, J == 1 ? CUDADML_ITEMS_GATHER_LANES : CUDADML_ITEMS_COPY_BATCH, V>(batch);
 }
