@@ -127,6 +127,8 @@ REGISTER_LIMITS = {
     ("gather_rows", "long long"): 56,  # today 56: 9 blocks, 56%
     ("gather_flat", "int"): 40,  # today 40: 12 blocks, 75%
     ("gather_flat", "long long"): 48,  # today 48: 10 blocks, 62%
+    ("gather_lanes", "int"): 32,  # today 32: 16 blocks, every warp slot
+    ("gather_lanes", "long long"): 48,  # today 44 (two lanes' 64-bit addresses): 10 blocks, 62%
     ("slice_grad", "int"): 32,  # today 30: 16 blocks, 100%
     ("slice_grad", "long long"): 40,  # today 38: 12 blocks, 75%
     ("gather_windows", "int"): 32,  # today 32: 16 blocks, 100%
