@@ -78,6 +78,9 @@ def _run(graph, inputs):
 
 def _onnxruntime(model, inputs):
     ort = pytest.importorskip("onnxruntime")
+    if model.ir_version > 10:  # as _model: an older onnxruntime refuses a newer onnx's default
+        model = type(model).FromString(model.SerializeToString())
+        model.ir_version = 10
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return session.run(None, {i.name: x for i, x in zip(session.get_inputs(), inputs)})
 
@@ -244,7 +247,9 @@ def _model(nodes, inputs, outputs, initializers=(), opset=18, name="model"):
     (``None`` shape: undeclared)."""
     info = helper.make_tensor_value_info
     graph = helper.make_graph(nodes, name, [info(*i) for i in inputs], [info(*o) for o in outputs], list(initializers))
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    # IR version 10 (onnx 1.16): what every onnxruntime from 1.18 on reads; a newer onnx writes
+    # a newer one by default, which an older onnxruntime refuses.
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
 
 
 def _node(op, inputs, outputs, name=None, **attrs):
