@@ -1,19 +1,21 @@
 """The array functions against NumPy indexing, on arrays of any layout, with ``out=`` views.
 
 Inputs are views with negative, zero and padded strides at odd byte offsets; ``out=`` is a
-strided view into a poisoned buffer, whose other bytes must stay untouched.
+strided view into a poisoned buffer, whose other bytes must stay untouched. Every function's
+samples, examples and gradient come from its table (``cases.OPS``), against its NumPy oracle;
+strided_slice, its gradient, split and join also take hypothesis's random layouts and keys.
 """
 
 import itertools
 import re
 
+import cases
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cudadml as cd
-from cudadml.errors import DescriptorError
 from cudadml.testing import POISON, random_array, to_host
 
 DTYPES = [np.int8, np.float16, np.float32, np.uint64, np.complex128]
@@ -151,81 +153,112 @@ def test_any_plain_dtype_moves_as_bits_when_asked(xp, rng, dtype):
     assert to_host(got).tobytes() == np.ascontiguousarray(to_host(x)[::-1, 1::2]).tobytes()
 
 
-def test_array_functions_on_spec_examples(xp):
-    grid = xp.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
-    assert to_host(cd.slice(grid, offsets=[0, 0, 1, 2], sizes=[1, 1, 3, 2]))[0, 0].tolist() == [
-        [7, 8],
-        [11, 12],
-        [15, 16],
-    ]
-    assert to_host(
-        cd.slice1(grid, window_offsets=[0, 0, 0, 1], window_sizes=[1, 1, 4, 3], window_strides=[1, 1, -2, 2])
-    )[0, 0].tolist() == [[14, 16], [6, 8]]
-    dy = xp.asarray(np.array([[1, 3], [9, 11]], np.float32).reshape(1, 1, 2, 2))
-    grad = to_host(
-        cd.slice_grad(
-            dy, (1, 1, 4, 4), window_offsets=[0, 0, 0, 0], window_sizes=[1, 1, 4, 4], window_strides=[1, 1, 2, 2]
-        )
-    )[0, 0]
-    assert grad.tolist() == [[1, 0, 3, 0], [0, 0, 0, 0], [9, 0, 11, 0], [0, 0, 0, 0]]
-    split = xp.arange(1, 13, dtype=np.float32).reshape(1, 1, 6, 2)
-    parts = cd.split(split, split_sizes=[2, 1, 3], axis=2)
-    assert [to_host(p)[0, 0].tolist() for p in parts] == [[[1, 2], [3, 4]], [[5, 6]], [[7, 8], [9, 10], [11, 12]]]
-    assert [to_host(p)[0, 0, :, 0].tolist() for p in cd.split(split, parts=2, axis=3)] == [
-        [1, 3, 5, 7, 9, 11],
-        [2, 4, 6, 8, 10, 12],
-    ]
-    assert to_host(cd.join(parts, axis=2)).tolist() == to_host(split).tolist()
+# ---- every function's samples (cases.OPS) against its NumPy oracle --------------------------------
+
+SAMPLE_DTYPES = [np.int8, np.float16, np.float32, np.uint64, np.complex128, np.bool_]
+LAYOUTS = ["contiguous", "reversed", "padded", "transposed", "broadcast"]
 
 
-ERRORS = [
-    (
-        lambda xp: cd.slice(xp.ones((4, 4)), offsets=[0, 3], sizes=[1, 2], strides=[1, 1]),
-        cd.DescriptorError,
-        r"^slice: offsets\[1\] \+ strides\[1\] \* \(sizes\[1\] - 1\) = 4 reads past x.shape\[1\] = 4",
-    ),
-    (
-        lambda xp: cd.slice1(xp.ones((4, 4)), window_offsets=[0, 0], window_sizes=[4, 4], window_strides=[1, 0]),
-        cd.DescriptorError,
-        r"window_strides\[1\] = 0 must be non-zero",
-    ),
-    (
-        lambda xp: cd.slice1(xp.ones((2, 2, 2)), window_offsets=[0] * 3, window_sizes=[2] * 3, feature_level="2_1"),
-        cd.DescriptorError,
-        r"x.ndim = 3 is not supported at feature level 2_1 \(supported: 4 to 5\)",
-    ),
-    (lambda xp: cd.split(xp.ones((5, 2)), parts=2), ValueError, "does not divide into 2 equal parts"),
-    (
-        lambda xp: cd.split(xp.ones((5, 2)), split_sizes=[2, 2]),
-        cd.DescriptorError,
-        r"split_sizes sum to 4, not x.shape\[0\] = 5",
-    ),
-    (lambda xp: cd.split(xp.ones((5, 2)), split_sizes=[2, 3], axis=2), np.exceptions.AxisError, "out of bounds"),
-    (lambda xp: cd.join([xp.ones((2, 2)), xp.ones((2, 3))]), cd.DescriptorError, r"xs\[1\].shape\[1\] = 3"),
-    (lambda xp: cd.join([xp.ones(2, np.float32), xp.ones(2)]), TypeError, "dtype float64, xs"),
-    (lambda xp: cd.strided_slice(xp.ones((2, 3)), (0, 0, 0)), IndexError, "too many indices"),
-    (lambda xp: cd.strided_slice(xp.ones((2, 3)), (5,)), IndexError, "out of bounds for axis 0 with size 2"),
-    (lambda xp: cd.strided_slice(xp.ones((2, 3)), ([0, 1],)), TypeError, "only basic indices"),
-    (lambda xp: cd.strided_slice(xp.ones(9), slice(None), out=xp.ones(8)), ValueError, r"out has shape \(8,\)"),
-    (lambda xp: cd.strided_slice(xp.ones(9), slice(None), out=xp.ones(9, np.float32)), TypeError, "out has dtype"),
-    (
-        lambda xp: cd.strided_slice(xp.ones((3, 3)), slice(None), out=xp.broadcast_to(xp.ones(3), (3, 3))),
-        ValueError,
-        "overlaps itself",
-    ),
-    (
-        lambda xp: cd.strided_slice_grad(xp.ones(3), (9,), slice(None, None, 2)),
-        ValueError,
-        r"x\[key\] has shape \(5,\)",
-    ),
-    (lambda xp: cd.slice1(xp.ones(()), window_offsets=[], window_sizes=[]), ValueError, "0-dimensional"),
-]
+def laid_out(a, layout):
+    """``a`` with ``layout``'s strides, as a NumPy view (for "broadcast": its first entry along
+    axis 0 repeated, so the oracle reads the values the function does)."""
+    if layout == "broadcast" and a.ndim:
+        return np.broadcast_to(a[:1], a.shape)
+    return a
 
 
-@pytest.mark.parametrize("call, error, message", ERRORS)
-def test_array_function_errors(xp, call, error, message):
-    with pytest.raises(error, match=message):
-        call(xp)
+def moved(a, layout, xp):
+    """``a`` (made by ``laid_out``) as an ``xp`` array of ``layout``: negative strides, padded
+    strides at an odd element offset, a transposition or a zero stride; the same values."""
+    rank = a.ndim
+    if not rank:
+        return xp.asarray(a)
+    if layout == "reversed":
+        flip = (slice(None, None, -1),) * rank
+        return xp.asarray(np.ascontiguousarray(a[flip]))[flip]
+    if layout == "padded":
+        buffer = xp.empty((*a.shape[:-1], 2 * a.shape[-1] + 1), a.dtype)
+        view = buffer[..., 1::2]
+        view[...] = xp.asarray(a)
+        return view
+    if layout == "transposed":
+        order = tuple(reversed(range(rank)))
+        return xp.asarray(np.ascontiguousarray(a.transpose(order))).transpose(order)
+    if layout == "broadcast":
+        return xp.broadcast_to(xp.asarray(np.ascontiguousarray(a[:1])), a.shape)
+    return xp.asarray(a)
+
+
+def _same(got, want):
+    return (
+        got.shape == want.shape
+        and got.dtype == want.dtype
+        and (to_host(got).tobytes() == np.ascontiguousarray(want).tobytes())
+    )
+
+
+@pytest.mark.parametrize("dtype", SAMPLE_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", cases.params(cases.OPS))
+def test_samples_match_numpy(xp, rng, op, dtype):
+    """Every sample and a few random calls, on inputs of every layout, give the oracle's bytes:
+    as new arrays of the inputs' kind, and written into strided ``out=`` views of poisoned
+    buffers whose other bytes stay poison. A dtype without a DirectML type is refused unless
+    ``directml_types=False``, which moves its elements as raw bits."""
+    if not op.supports(dtype):
+        pytest.skip(f"{op.name} adds elements, which {np.dtype(dtype)} cannot")
+    make = op.maker(dtype, rng)
+    typed = {"directml_types": not cases.moves_raw_bits(dtype)}
+    samples = [*op.samples(make), *(op.random_sample(make, rng) for _ in range(3))]
+    for k, sample in enumerate(samples):
+        layout = LAYOUTS[k % len(LAYOUTS)]
+        sample = sample.map(lambda a: laid_out(a, layout))  # noqa: B023
+        expected = cases.expected(op, sample)
+        given = sample.map(lambda a: moved(a, layout, xp))  # noqa: B023
+        got = cases.listed(given.call(op.function, **typed))
+        assert len(got) == len(expected), sample
+        for g, e in zip(got, expected):
+            assert type(g) is type(given.arrays()[0]), sample
+            assert _same(g, e), f"{sample} ({layout})"
+        outs = [out_view(e.shape, e.dtype, xp, rng) for e in expected]
+        out = op.out(sample, [o for o, _, _ in outs])
+        if out is not None:
+            written = cases.listed(given.call(op.function, out=out, **typed))
+            assert all(w is o for w, (o, _, _) in zip(written, outs)), sample
+            for (_, buffer, index), e in zip(outs, expected):
+                assert_written_exactly(buffer, index, e)
+    if not typed["directml_types"]:
+        with pytest.raises(TypeError, match="has no DirectML tensor data type"):
+            samples[0].map(xp.asarray).call(op.function)
+
+
+@pytest.mark.parametrize("op", cases.params(op for op in cases.OPS if op.examples))
+def test_examples_give_their_documented_results(xp, op):
+    """DirectML's examples and the docstrings', and the oracle agrees with them."""
+    for sample, results in op.examples:
+        got = cases.listed(sample.map(xp.asarray).call(op.function))
+        assert len(got) == len(results) == len(cases.expected(op, sample)), sample
+        for g, want, oracle in zip(got, results, cases.expected(op, sample)):
+            assert to_host(g).tolist() == want.tolist() == oracle.tolist(), sample
+
+
+@pytest.mark.parametrize("op", cases.params(op for op in cases.OPS if op.gradient))
+def test_the_gradient_function_is_the_adjoint(xp, rng, op):
+    """For every sample, the gradient function's call (``OpInfo.gradient_sample``) on random
+    result gradients ``dys`` gives the input gradients ``gs`` with sum(y * dy) = sum(x * g), in
+    integers, exactly; and those the gradient function's oracle gives."""
+    gradient = cases.BY_NAME[op.gradient]
+    make = cases.Maker(np.float64, rng, "integers")
+    for sample in [*op.samples(make), op.random_sample(make, rng), op.rank_sample(make, 4)]:
+        ys = cases.listed(sample.map(xp.asarray).call(op.function))
+        dys = [make(y.shape) for y in ys]
+        call = op.gradient_sample(sample, dys)
+        gs = cases.listed(call.map(xp.asarray).call(gradient.function))
+        xs = sample.arrays()
+        assert [g.shape for g in gs] == [x.shape for x in xs], sample
+        forward = sum(int((to_host(y).astype(np.int64) * dy.astype(np.int64)).sum()) for y, dy in zip(ys, dys))
+        backward = sum(int((x.astype(np.int64) * to_host(g).astype(np.int64)).sum()) for x, g in zip(xs, gs))
+        assert forward == backward, sample
+        assert all(_same(g, e) for g, e in zip(gs, cases.expected(gradient, call))), sample
 
 
 def test_out_overlapping_input_is_rejected_and_untouched(xp, rng):
@@ -244,38 +277,6 @@ def test_empty_selections_follow_numpy(xp, rng):
     parts = cd.split(x, split_sizes=[0, 5, 0], axis=1)
     assert [p.shape for p in parts] == [(4, 0), (4, 5), (4, 0)]
     assert to_host(parts[1]).tobytes() == to_host(x).tobytes()
-
-
-def test_16_byte_elements_take_every_function(xp, rng):
-    """complex128 through the five operators as raw bits: the window functions, the gradients
-    and split/join, exactly as NumPy's indexing, assignment, split and concatenate."""
-    host = random_array((3, 4, 6), np.complex128, rng)
-    x = xp.asarray(host)
-    got = cd.slice(x, offsets=[1, 0, 1], sizes=[2, 2, 2], strides=[1, 3, 2], directml_types=False)
-    assert to_host(got).tobytes() == np.ascontiguousarray(host[1:3, ::3, 1:5:2]).tobytes()
-    got = cd.slice1(
-        x, window_offsets=[0, 0, 2], window_sizes=[3, 4, 4], window_strides=[-1, 2, -1], directml_types=False
-    )
-    assert to_host(got).tobytes() == np.ascontiguousarray(host[::-1, ::2, 5:1:-1]).tobytes()
-    window = random_array((3, 2, 4), np.complex128, rng)
-    expected = np.zeros_like(host)
-    expected[::-1, ::2, 5:1:-1] = window
-    got = cd.slice_grad(
-        xp.asarray(window),
-        host.shape,
-        window_offsets=[0, 0, 2],
-        window_sizes=[3, 4, 4],
-        window_strides=[-1, 2, -1],
-        directml_types=False,
-    )
-    assert to_host(got).tobytes() == expected.tobytes()
-    got = cd.strided_slice_grad(xp.asarray(window), host.shape, np.s_[::-1, ::2, 5:1:-1], directml_types=False)
-    assert to_host(got).tobytes() == expected.tobytes()
-    parts = cd.split(x, split_sizes=[1, 5], axis=-1, directml_types=False)
-    assert [to_host(p).tobytes() for p in parts] == [
-        np.ascontiguousarray(p).tobytes() for p in np.split(host, [1], axis=-1)
-    ]
-    assert to_host(cd.join(parts, axis=2, directml_types=False)).tobytes() == host.tobytes()
 
 
 def test_16_byte_elements_refuse_what_they_cannot_take(xp):
@@ -384,42 +385,3 @@ def test_a_field_of_one_record_is_sliced_split_and_joined(xp):
     out = np.zeros(1, [("a", "<f8"), ("b", "u1")])
     assert cd.strided_slice(np.array([7.0]), np.s_[:], out=out["a"]) is not None
     assert out["a"].tolist() == [7.0]
-
-
-@pytest.mark.parametrize(
-    "call, message",
-    [
-        (
-            lambda x: cd.slice1(
-                x, window_offsets=[0, 0], window_sizes=[4, 4], window_strides=[0, 1], output_sizes=[0, 4]
-            ),
-            r"window_strides\[0\] = 0",
-        ),
-        (lambda x: cd.slice(x, offsets=[-5, 0], sizes=[0, 4]), r"offsets\[0\] = -5 must be an unsigned 32-bit value"),
-        (
-            lambda x: cd.slice(x[None], offsets=[0, 0, 0], sizes=[1, 0, 4], feature_level="2_1"),
-            "x.ndim = 3 is not",
-        ),
-        (
-            lambda x: cd.slice_grad(x[:0], (4, 4), window_offsets=[-1, 0], window_sizes=[0, 4]),
-            r"window_offsets\[0\] = -1",
-        ),
-        (lambda x: cd.strided_slice(x.reshape((1,) * 7 + (4, 4))[..., :0], ...), "x.ndim = 9"),
-        (lambda x: cd.split(x[:0], split_sizes=[0, 0], axis=0, feature_level="2_1"), "x.ndim = 2 is not"),
-        (lambda x: cd.join([x[:0], x[:0]], feature_level="2_1"), r"xs\[0\].ndim = 2 is not"),
-        (lambda x: cd.split(x[:0], split_sizes=[1], axis=0), r"split_sizes sum to 1, not x.shape\[0\] = 0"),
-        (lambda x: cd.split(x[:0], split_sizes=[], axis=0), r"len\(split_sizes\) = 0 must be greater than 0"),
-    ],
-)
-def test_directmls_rules_hold_for_empty_results(xp, call, message):
-    x = xp.asarray(np.arange(16.0, dtype=np.float32).reshape(4, 4))
-    with pytest.raises(DescriptorError, match=message):
-        call(x)
-
-
-def test_empty_results_that_keep_the_rules_are_made(xp):
-    x = xp.asarray(np.arange(16.0, dtype=np.float32).reshape(4, 4))
-    assert cd.slice(x, offsets=[4, 0], sizes=[0, 4]).shape == (0, 4)  # x[4:4], as NumPy
-    assert cd.strided_slice(x, np.s_[4:4, 9:]).shape == (0, 0)
-    assert cd.slice1(x, window_offsets=[0, 0], window_sizes=[0, 4]).shape == (0, 4)
-    assert cd.slice_grad(x[:0], (4, 4), window_offsets=[4, 0], window_sizes=[0, 4]).shape == (4, 4)

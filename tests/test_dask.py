@@ -5,10 +5,12 @@ threaded scheduler and on a ``distributed.LocalCluster`` of worker processes; th
 nothing), validation at call time with the messages of a NumPy call, and refusals."""
 
 import math
+import re
 import subprocess
 import sys
 import time
 
+import cases
 import numpy as np
 import pytest
 
@@ -21,7 +23,7 @@ from cudadml.testing import random_array  # noqa: E402
 
 IRREGULAR = ((3, 5, 1, 7), (4, 4, 2))  # a (16, 10) array
 ONES = ((1,) * 6, (1,) * 5)  # a (6, 5) array in size-1 chunks
-EMPTY_CHUNK = ((3, 0, 13), (10,))  # a 0-size chunk
+DASK = [op for op in cases.OPS if op.dask]
 
 
 @pytest.fixture(scope="module")
@@ -36,13 +38,17 @@ def cluster():
         yield client
 
 
-@pytest.fixture(params=["threads", "cluster"])
-def compute(request):
+def _computing(request, scheduler):
     """``compute(*arrays)``: their values, on the threaded scheduler or the cluster."""
-    if request.param == "threads":
+    if scheduler == "threads":
         return lambda *arrays: dask.compute(*arrays, scheduler="threads")
     client = request.getfixturevalue("cluster")
     return lambda *arrays: dask.compute(*arrays, scheduler=client)
+
+
+@pytest.fixture(params=["threads", "cluster"])
+def compute(request):
+    return _computing(request, request.param)
 
 
 def same(a, b):
@@ -51,89 +57,81 @@ def same(a, b):
     return a.shape == b.shape and a.dtype == b.dtype and np.ascontiguousarray(a).tobytes() == b.tobytes()
 
 
-def window_index(windows):
-    """The NumPy index reading ``start + step * k`` for ``k < count`` per axis."""
-    return np.ix_(*(start + step * np.arange(count) for start, step, count in windows))
-
-
 def copy_start(offsets, sizes, strides):
     return [o if s > 0 else o + n - 1 for o, n, s in zip(offsets, sizes, strides)]
 
 
-# ---- every function against NumPy, on both schedulers ---------------------------------------------
-
-KEYS = [
-    np.s_[1:14:2, ::-3],  # windows crossing chunk boundaries, a negative step
-    np.s_[::-1, 2],  # an integer drops an axis
-    np.s_[None, 5, None, 1:9],  # new axes
-    np.s_[15:2:-4, 9:0:-7],
-    np.s_[..., None],
-    np.s_[3, 4],  # a 0-dimensional result
-    np.s_[4:4, :],  # an empty result
-    np.s_[2:9],
-]
-SLICE1 = [  # offsets, sizes, strides, output_sizes
-    ([1, 2], [14, 7], [-3, 2], None),
-    ([0, 0], [16, 10], [1, -1], None),
-    ([2, 1], [13, 9], [5, -4], [2, 2]),  # fewer than the reachable count
-    ([7, 3], [1, 1], [-9, 9], None),
-]
-SLICE = [  # offsets, sizes, strides
-    ([1, 0], [5, 10], [3, 1]),
-    ([4, 2], [7, 3], [0, 2]),  # a zero stride repeats one element
-    ([0, 0], [0, 4], [1, 1]),  # empty
-]
+# ---- every function's samples (cases.OPS) against NumPy, on both schedulers -----------------------
 
 
-@pytest.mark.parametrize("chunks", [IRREGULAR, ((16,), (10,)), ((2,) * 8, (5, 5))], ids=["irregular", "one", "even"])
-def test_windows_and_gradients_match_numpy(compute, rng, chunks):
-    x = random_array((16, 10), np.float32, rng)
-    dx = da.from_array(x, chunks=chunks)
+def _random_chunks(n, rng):
+    cuts = np.unique(rng.integers(1, n, size=rng.integers(0, 4))) if n > 1 else []
+    return tuple(np.diff(np.concatenate([[0], cuts, [n]])).tolist())
+
+
+def chunked(shape, chunking, rng):
+    """Chunks for an array of ``shape``: one chunk, chunks of 2, random cuts, or a size-0 chunk
+    on the last axis between two others."""
+    if chunking == "one":
+        return tuple((n,) for n in shape)
+    if chunking == "even":
+        return tuple((2,) * (n // 2) + ((n % 2,) if n % 2 else ()) or (0,) for n in shape)
+    if chunking == "empty-chunk" and shape and shape[-1] > 1:
+        return (*((n,) for n in shape[:-1]), (1, 0, shape[-1] - 1))
+    return tuple(_random_chunks(n, rng) for n in shape)
+
+
+def _shapes_only(shape):
+    return np.empty(shape, np.float32)
+
+
+#: Each chunking with a dtype of its own (16-byte elements move as pairs of words), on the
+#: threaded scheduler; the cluster's worker processes take the irregular chunks.
+CHUNKINGS = [("irregular", np.float32), ("one", np.int16), ("even", np.uint8), ("empty-chunk", np.complex128)]
+RUNS = [
+    *(pytest.param("threads", chunking, dtype, id=f"threads-{chunking}") for chunking, dtype in CHUNKINGS),
+    pytest.param("cluster", "irregular", np.float32, id="cluster-irregular"),
+]
+
+
+@pytest.mark.parametrize(("scheduler", "chunking", "dtype"), RUNS)
+@pytest.mark.parametrize("op", cases.params(DASK))
+def test_samples_match_numpy(request, rng, op, scheduler, chunking, dtype):
+    compute = _computing(request, scheduler)
+    make = op.maker(dtype, rng)
+    typed = {"directml_types": not cases.moves_raw_bits(dtype)}
     lazy, expected = [], []
-    for key in KEYS:
-        y = cd.strided_slice(dx, key)
-        dy = da.from_array(random_array(x[key].shape, np.float32, rng), chunks=y.chunks)
-        g = np.zeros_like(x)
-        g[key] = dy.compute()
-        lazy += [y, cd.strided_slice_grad(dy, x.shape, key)]
-        expected += [x[key], g]
-    for offsets, sizes, strides, output_sizes in SLICE1:
-        y = cd.slice1(dx, window_offsets=offsets, window_sizes=sizes, window_strides=strides, output_sizes=output_sizes)
-        windows = list(zip(copy_start(offsets, sizes, strides), strides, y.shape))
-        dy = random_array(y.shape, np.float32, rng)
-        g = np.zeros_like(x)
-        g[window_index(windows)] = dy
-        lazy += [
-            y,
-            cd.slice_grad(
-                da.from_array(dy, chunks=3), x.shape, window_offsets=offsets, window_sizes=sizes, window_strides=strides
-            ),
-        ]
-        expected += [x[window_index(windows)], g]
-    for offsets, sizes, strides in SLICE:
-        lazy.append(cd.slice(dx, offsets=offsets, sizes=sizes, strides=strides))
-        expected.append(x[window_index(zip(offsets, strides, sizes))])
+    for sample in [*op.samples(make), op.random_sample(make, rng)]:
+        given = sample.map(lambda a: da.from_array(a, chunks=chunked(a.shape, chunking, rng)))
+        results = cases.listed(given.call(op.function, **typed))
+        assert all(isinstance(r, da.Array) for r in results), sample
+        lazy += results
+        expected += cases.expected(op, sample)
     for got, want in zip(compute(*lazy), expected):
         assert same(got, want)
 
 
-@pytest.mark.parametrize("chunks", [IRREGULAR, EMPTY_CHUNK], ids=["irregular", "empty-chunk"])
-def test_split_and_join_match_numpy(compute, rng, chunks):
-    x = random_array((16, 10), np.int16, rng)
-    dx = da.from_array(x, chunks=chunks)
-    cases = [([3, 6, 0, 7], 0), ([8, 1, 1, 6], 0), (2, 0), ([4, 4, 2], 1), ([1, 9], -1)]
-    lazy, expected = [], []
-    for sizes, axis in cases:
-        parts = cd.split(dx, split_sizes=sizes, axis=axis)
-        cuts = np.cumsum(sizes)[:-1] if isinstance(sizes, list) else sizes
-        lazy += [*parts, cd.join(parts[::-1], axis)]
-        numpy_parts = np.split(x, cuts, axis)
-        expected += [*numpy_parts, np.concatenate(numpy_parts[::-1], axis)]
-    a, b = random_array((16, 3), np.int16, rng), random_array((16, 5), np.int16, rng)
-    lazy.append(cd.join([dx, da.from_array(a, chunks=((16,), (1, 2))), da.from_array(b, chunks=((5, 11), 5))], 1))
-    expected.append(np.concatenate([x, a, b], 1))
-    for got, want in zip(compute(*lazy), expected):
-        assert same(got, want)
+@pytest.mark.parametrize("op", cases.params(DASK))
+def test_random_calls_and_chunkings_match_numpy(rng, op):
+    make = op.maker(np.uint16, rng)
+    for _ in range(30):
+        sample = op.random_sample(make, rng)
+        given = sample.map(lambda a: da.from_array(a, chunks=chunked(a.shape, "irregular", rng)))
+        got = dask.compute(*cases.listed(given.call(op.function)), scheduler="sync")
+        assert all(same(g, e) for g, e in zip(got, cases.expected(op, sample))), (sample, given.args, sample.kwargs)
+
+
+@pytest.mark.parametrize("op", cases.params(DASK))
+def test_chunks_given_are_the_results(op, rng):
+    """``chunks=`` chunks every result as ``dask.array`` would (for many windows: windows per
+    chunk); the values stay NumPy's."""
+    sample = next(iter(op.samples(op.maker(np.float32, rng))))
+    results = cases.listed(sample.map(lambda a: da.from_array(a, chunks=3)).call(op.function, chunks=2))
+    expected = cases.expected(op, sample)
+    for result, e in zip(results, expected):
+        wanted = da.zeros(e.shape, chunks=(2, *e.shape[1:]) if op.windows else 2).chunks
+        assert result.chunks == wanted, sample
+    assert all(same(g, e) for g, e in zip(dask.compute(*results, scheduler="sync"), expected))
 
 
 def test_size_one_chunks_and_user_chunks(compute, rng):
@@ -154,16 +152,6 @@ def test_size_one_chunks_and_user_chunks(compute, rng):
         assert same(got, want)
 
 
-def test_sixteen_byte_elements_move_as_words(compute, rng):
-    x = random_array((7, 4), np.complex128, rng)
-    dx = da.from_array(x, chunks=((2, 5), (3, 1)))
-    key = np.s_[::-3, 1:]
-    y = cd.strided_slice(dx, key, directml_types=False)
-    parts = cd.split(dx, split_sizes=[3, 4], directml_types=False)
-    for got, want in zip(compute(y, *parts), [x[key], x[:3], x[3:]]):
-        assert same(got, want)
-
-
 # ---- laziness and the graph ---------------------------------------------------------------------
 
 
@@ -176,24 +164,22 @@ def _untouchable(shape, chunks, dtype=np.float32):
     return da.zeros(shape, dtype=dtype, chunks=chunks).map_blocks(_never, meta=np.empty((0,) * len(shape), dtype))
 
 
-def test_nothing_computes_until_compute():
-    x = _untouchable((16, 10), IRREGULAR)
-    results = [
-        cd.slice(x, offsets=[1, 0], sizes=[5, 10], strides=[3, 1]),
-        cd.slice1(x, window_offsets=[1, 2], window_sizes=[14, 7], window_strides=[-3, 2]),
-        cd.slice_grad(
-            _untouchable((5, 4), 2), (16, 10), window_offsets=[1, 2], window_sizes=[14, 7], window_strides=[-3, 2]
-        ),
-        cd.strided_slice(x, np.s_[::-2, 3]),
-        cd.strided_slice_grad(_untouchable((8,), 3), (16, 10), np.s_[::-2, 3]),
-        *cd.split(x, split_sizes=[4, 12], axis=0),
-        cd.join([x, x], 1),
-    ]
-    for result in results:
-        layer = result.dask.layers[result.name]
-        assert len(layer) == math.prod(map(len, result.chunks))  # one task (or alias) per output chunk
-    with pytest.raises(AssertionError, match="an input chunk was computed"):
-        results[1].compute(scheduler="sync")
+@pytest.mark.parametrize("op", cases.params(DASK))
+def test_nothing_computes_until_compute(op):
+    """Every sample on arrays whose chunks raise if computed: one task (or alias) per output
+    chunk, and nothing computed until the result is."""
+    computed = 0
+    for sample in op.samples(_shapes_only):
+        given = sample.map(lambda a: _untouchable(a.shape, 2, a.dtype))
+        results = cases.listed(given.call(op.function))
+        for result in results:
+            layer = result.dask.layers[result.name]
+            assert len(layer) == math.prod(map(len, result.chunks)), sample
+        if all(a.size for a in [*sample.arrays(), *cases.expected(op, sample)]):
+            with pytest.raises(AssertionError, match="an input chunk was computed"):
+                dask.compute(*results, scheduler="sync")
+            computed += 1
+    assert computed
 
 
 def _chunk_of(bounds, i):
@@ -205,19 +191,38 @@ def _deps(array, key):
     return {k for k in get_dependencies(graph, key)}
 
 
-@pytest.mark.parametrize("offsets, sizes, strides, output_sizes", SLICE1)
-def test_each_output_chunk_reads_only_the_input_chunks_it_needs(offsets, sizes, strides, output_sizes):
-    x = da.zeros((16, 10), dtype=np.float32, chunks=IRREGULAR)
-    y = cd.slice1(x, window_offsets=offsets, window_sizes=sizes, window_strides=strides, output_sizes=output_sizes)
-    bounds = [np.cumsum((0, *c)) for c in x.chunks]
-    starts = copy_start(offsets, sizes, strides)
-    out_bounds = [np.cumsum((0, *c)) for c in y.chunks]
-    for index in np.ndindex(*y.numblocks):
-        needed = set()
-        for k in np.ndindex(*(out_bounds[d][i + 1] - out_bounds[d][i] for d, i in enumerate(index))):
-            at = [starts[d] + strides[d] * (out_bounds[d][index[d]] + k[d]) for d in range(2)]
-            needed.add((x.name, *(_chunk_of(bounds[d], at[d]) for d in range(2))))
-        assert _deps(y, (y.name, *index)) == needed
+def _numbered(inputs):
+    """The elements of Dask arrays ``inputs`` numbered from 1, input after input, as NumPy
+    arrays; and ``key(number)``: the key of the chunk holding element ``number``."""
+    starts = np.cumsum([1, *(math.prod(x.shape) for x in inputs)])
+    numbered = [np.arange(s, s + math.prod(x.shape)).reshape(x.shape) for s, x in zip(starts, inputs)]
+
+    def key(number):
+        k = int(np.searchsorted(starts, number, side="right")) - 1
+        at = np.unravel_index(number - starts[k], inputs[k].shape)
+        bounds = [np.cumsum((0, *c)) for c in inputs[k].chunks]
+        return (inputs[k].name, *(_chunk_of(b, i) for b, i in zip(bounds, at)))
+
+    return numbered, key
+
+
+@pytest.mark.parametrize("op", cases.params(op for op in DASK if not op.windows))
+def test_each_output_chunk_reads_only_the_input_chunks_it_needs(rng, op):
+    """The oracle, run on the inputs' elements numbered from 1, says which element each result
+    element reads (0: none): each result chunk's task depends on exactly their chunks."""
+    for sample in op.samples(_shapes_only):
+        inputs = [
+            da.zeros(a.shape, dtype=np.float32, chunks=chunked(a.shape, "irregular", rng)) for a in sample.arrays()
+        ]
+        numbered, key = _numbered(inputs)
+        results = cases.listed(sample.with_arrays(inputs).call(op.function))
+        for y, source in zip(results, cases.expected(op, sample.with_arrays(numbered))):
+            graph = dict(y.__dask_graph__())
+            bounds = [np.cumsum((0, *c)) for c in y.chunks]
+            for index in np.ndindex(*y.numblocks):
+                block = source[tuple(slice(b[i], b[i + 1]) for b, i in zip(bounds, index))]
+                needed = {key(n) for n in np.unique(block) if n}
+                assert set(get_dependencies(graph, (y.name, *index))) == needed, (sample, index)
 
 
 def test_gradient_chunks_the_window_misses_are_zeros_that_read_nothing():
@@ -277,57 +282,33 @@ def test_a_join_of_10_000_parts_finds_each_chunks_parts_by_bisection():
 
 # ---- validation at call time, with NumPy's messages ------------------------------------------------
 
-INVALID = [
-    (cd.slice1, ((4, 4), np.float32), ([0, 0], [4, 5]), {}),
-    (cd.slice1, ((4, 4), np.float32), ([0, 0], [4, 4], [0, 1]), {}),
-    (cd.slice1, ((4, 4), np.float32), ([0.0, 0], [4, 4]), {}),
-    (cd.slice1, ((4, 4), np.float32), ([float("nan"), 0], [4, 4]), {}),
-    (cd.slice1, ((4, 4), np.float32), ([None, 0], [4, 4]), {}),
-    (cd.slice1, ((4, 4), np.float32), ([True, 0], [4, 4]), {}),
-    (cd.slice1, ((4, 4), np.float32), ([2**70, 0], [4, 4]), {}),
-    (cd.slice1, ((4, 4, 4), np.float32), ([0, 0, 0], [2, 2, 2]), {"feature_level": "2_1"}),
-    (cd.slice, ((4, 4), np.float32), ([0, 0], [3, 3], [2, 1]), {}),
-    (cd.slice, ((4, 4), bool), ([0, 0], [3, 3]), {}),
-    (cd.slice, ((), np.float32), ([], []), {}),
-    (cd.slice_grad, ((2, 2), np.float32), ((4, 4), [0, 0], [1, 4], [1, 1]), {}),
-    (cd.strided_slice, ((4, 4), np.float32), (np.s_[5],), {}),
-    (cd.strided_slice, ((4, 4), np.float32), (np.s_[1, 1, 1],), {}),
-    (cd.strided_slice, ((4, 4), np.float32), (np.s_[..., ...],), {}),
-    (cd.strided_slice, ((4, 4), np.float32), ([1, 2],), {}),
-    (cd.strided_slice, ((4, 4), np.float32), (np.s_[1.5:],), {}),
-    (cd.strided_slice_grad, ((3,), np.float32), ((4, 4), np.s_[::2]), {}),
-    (cd.split, ((6, 4), np.float32), ([2, 3], 0), {}),
-    (cd.split, ((6, 4), np.float32), (4, 0), {}),
-    (cd.split, ((6, 4), np.float32), (2, 2), {}),
-    (cd.split, ((6, 4), np.complex128), (2, 0), {}),
-    (cd.split, ((6, 4), np.float32), (2, 0), {"feature_level": "1_0"}),
-]
+
+class _Arrays:
+    """The array constructors the error inputs call, making Dask arrays (as ``xp``)."""
+
+    @staticmethod
+    def zeros(shape, dtype=float):
+        return da.zeros(shape, dtype=dtype)
+
+    @staticmethod
+    def ones(shape, dtype=float):
+        return da.ones(shape, dtype=dtype)
+
+    arange = staticmethod(da.arange)
+    asarray = staticmethod(da.asarray)
+    broadcast_to = staticmethod(da.broadcast_to)
 
 
-@pytest.mark.parametrize("fn, spec, args, kwargs", INVALID)
-def test_invalid_calls_raise_at_call_time_with_numpys_message(fn, spec, args, kwargs):
-    shape, dtype = spec
-    with pytest.raises(Exception) as numpy_error:
-        fn(np.zeros(shape, dtype), *args, **kwargs)
-    x = _untouchable(shape, 2, dtype) if shape else da.zeros(shape, dtype=dtype)
-    with pytest.raises(type(numpy_error.value)) as dask_error:
-        fn(x, *args, **kwargs)
-    assert str(dask_error.value) == str(numpy_error.value)
+INVALID = [pytest.param(op, e, id=f"{op.name}-{e.name}") for op in DASK for e in op.error_inputs if e.dask]
 
 
-def test_join_errors_are_numpys():
-    arrays = [np.zeros((2, 3), np.float32), np.zeros((2, 4), np.float32)]
-    for xs, axis in [
-        (arrays, 0),
-        ([arrays[0], np.zeros((2, 3), np.int8)], 0),
-        (arrays, 2),
-        ([arrays[0][0], arrays[1]], 1),
-    ]:
-        with pytest.raises(Exception) as numpy_error:
-            cd.join(xs, axis)
-        with pytest.raises(type(numpy_error.value)) as dask_error:
-            cd.join([da.from_array(a) for a in xs], axis)
-        assert str(dask_error.value) == str(numpy_error.value)
+@pytest.mark.parametrize("op, case", INVALID)
+def test_invalid_calls_raise_at_call_time_with_numpys_message(op, case):
+    """Every error input of the table, on Dask arrays whose chunks raise if computed: the
+    exception and message of the NumPy call, raised by the call."""
+    x = _untouchable((4, 4), 2)
+    with pytest.raises(case.error, match=f"^{re.escape(case.message)}$"):
+        case.call(_Arrays, x)
 
 
 def test_a_whole_array_past_one_buffer_is_validated_but_its_chunks_must_fit_one():
@@ -370,22 +351,10 @@ def test_refusals():
         cd.strided_slice(unknown, np.s_[::2])
     with pytest.raises(ValueError, match="3 chunks= values for 2 parts"):
         cd.split(x, parts=2, chunks=[1, 1, 1])
-
-
-def test_empty_results_are_numpys(compute):
-    x = np.arange(12, dtype=np.int64).reshape(3, 4)
-    dx = da.from_array(x, chunks=2)
-    empty_dy = da.zeros((0, 4), dtype=np.int64, chunks=2)
-    lazy = [
-        cd.strided_slice(dx, np.s_[2:1]),
-        *cd.split(dx, split_sizes=[0, 3, 0], axis=0),
-        cd.join([dx[:0], dx[:0]], 0),
-        cd.strided_slice_grad(empty_dy, (3, 4), np.s_[2:2]),
-        cd.slice1(dx, window_offsets=[0, 0], window_sizes=[3, 4], output_sizes=[0, 4]),
-    ]
-    expected = [x[2:1], x[:0], x, x[3:], np.zeros((0, 4), np.int64), np.zeros_like(x), x[:0]]
-    for got, want in zip(compute(*lazy), expected):
-        assert same(got, want)
+    with pytest.raises(TypeError, match="does not take Dask arrays"):
+        cd.slice1_batch_grad(
+            da.from_array(np.ones((1, 2, 2, 2))), (3, 3, 3), window_offsets=[[0, 0, 0]], window_sizes=(2, 2, 2)
+        )
 
 
 def test_the_core_package_imports_without_dask():
@@ -396,23 +365,32 @@ def test_the_core_package_imports_without_dask():
 # ---- CuPy chunks (on a GPU) ----------------------------------------------------------------------
 
 
-@pytest.mark.gpu
-def test_cupy_chunks_run_through_the_kernels(rng):
-    cupy = pytest.importorskip("cupy")
-    x = random_array((16, 10), np.float32, rng)
-    dx = da.from_array(x, chunks=IRREGULAR).map_blocks(cupy.asarray)
-    key = np.s_[1:14:2, ::-3]
-    y = cd.strided_slice(dx, key)
-    g = cd.strided_slice_grad(y, x.shape, key)
-    parts = cd.split(dx, split_sizes=[4, 12], axis=0)
-    joined = cd.join(parts[::-1], 0)
-    assert isinstance(y._meta, cupy.ndarray) and isinstance(joined._meta, cupy.ndarray)
-    expected_g = np.zeros_like(x)
-    expected_g[key] = x[key]
-    results = dask.compute(y, g, *parts, joined, scheduler="threads")
-    assert all(isinstance(r, cupy.ndarray) for r in results)
-    for got, want in zip(results, [x[key], expected_g, x[:4], x[4:], np.concatenate([x[4:], x[:4]])]):
+def _on_gpu(op, rng, cupy):
+    """Every sample of ``op`` on Dask arrays of CuPy chunks: the lazy results, and the oracle's."""
+    lazy, expected = [], []
+    for sample in op.samples(op.maker(np.int32, rng)):
+        given = sample.map(
+            lambda a: da.from_array(a, chunks=chunked(a.shape, "irregular", rng)).map_blocks(cupy.asarray)
+        )
+        results = cases.listed(given.call(op.function))
+        assert all(isinstance(r._meta, cupy.ndarray) for r in results), sample
+        lazy += results
+        expected += cases.expected(op, sample)
+    return lazy, expected
+
+
+def _same_on_gpu(results, expected, cupy):
+    assert all(isinstance(r, cupy.ndarray) for r, e in zip(results, expected) if e.size)
+    for got, want in zip(results, expected):
         assert same(cupy.asnumpy(got), want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", cases.params(DASK))
+def test_cupy_chunks_run_through_the_kernels(rng, op):
+    cupy = pytest.importorskip("cupy")
+    lazy, expected = _on_gpu(op, rng, cupy)
+    _same_on_gpu(dask.compute(*lazy, scheduler="threads"), expected, cupy)
 
 
 @pytest.mark.gpu
@@ -422,81 +400,11 @@ def test_two_gpus_with_local_cuda_cluster(rng):
     distributed = pytest.importorskip("distributed")
     if cupy.cuda.runtime.getDeviceCount() < 2:
         pytest.skip("needs two GPUs")
-    x = random_array((64, 48), np.int32, rng)
-    dx = da.from_array(x, chunks=((10, 22, 32), (16, 16, 16))).map_blocks(cupy.asarray)
-    key = np.s_[60:3:-3, 5::2]
+    lazy, expected = [], []
+    for op in DASK:
+        results, wanted = _on_gpu(op, rng, cupy)
+        lazy += results
+        expected += wanted
     with dask_cuda.LocalCUDACluster(n_workers=2) as local, distributed.Client(local) as client:
-        y = cd.strided_slice(dx, key)
-        g = cd.strided_slice_grad(y, x.shape, key)
-        parts = cd.split(dx, parts=8, axis=0)
-        joined = cd.join(parts, 1)
-        results = dask.compute(y, g, *parts, joined, scheduler=client)
-    expected_g = np.zeros_like(x)
-    expected_g[key] = x[key]
-    expected = [x[key], expected_g, *np.split(x, 8, 0), np.concatenate(np.split(x, 8, 0), 1)]
-    for got, want in zip(results, expected):
-        assert same(cupy.asnumpy(got), want)
-
-
-def _random_chunks(n, rng):
-    cuts = np.sort(rng.integers(0, n + 1, size=rng.integers(0, 4)))
-    return tuple(np.diff(np.concatenate([[0], cuts, [n]])).tolist())
-
-
-def _random_slice(n, rng):
-    step = int(rng.choice([1, 2, 3, -1, -2, -5]))
-    start, stop = (int(v) for v in rng.integers(-n - 1, n + 2, size=2))
-    return slice(*rng.choice([(start, stop, step), (None, None, step), (start, None, step)]))
-
-
-def test_random_keys_and_chunkings_match_numpy(rng):
-    for _ in range(60):
-        shape = tuple(int(n) for n in rng.integers(1, 9, size=rng.integers(1, 4)))
-        x = random_array(shape, np.uint16, rng)
-        dx = da.from_array(x, chunks=tuple(_random_chunks(n, rng) for n in shape))
-        key = tuple(_random_slice(n, rng) if rng.random() < 0.8 else int(rng.integers(0, n)) for n in shape)
-        y = cd.strided_slice(dx, key)
-        g = cd.strided_slice_grad(y, shape, key)
-        expected = np.zeros_like(x)
-        expected[key] = x[key]
-        parts = cd.split(dx, split_sizes=[2, shape[0] - 2] if shape[0] > 2 else 1, axis=0)
-        got = dask.compute(y, g, cd.join(parts, 0), scheduler="sync")
-        assert same(got[0], x[key]) and same(got[1], expected) and same(got[2], x), (shape, dx.chunks, key)
-
-
-@pytest.mark.parametrize("per_sample", [False, True])
-def test_many_windows_match_numpy(compute, rng, per_sample):
-    x = random_array((6, 9, 11), np.float32, rng)
-    dx = da.from_array(x, chunks=(2, 4, 5))
-    n, d = (6, 2) if per_sample else (7, 3)
-    bounds = x.shape[per_sample:]
-    sizes = np.array([rng.integers(1, b + 1) for b in bounds])
-    offsets = np.array([[rng.integers(0, b - s + 1) for b, s in zip(bounds, sizes)] for _ in range(n)])
-    strides = rng.choice([1, -1], (n, d))
-    for chunks in (None, 3):
-        lazy = cd.slice1_batch(
-            dx, window_offsets=offsets, window_sizes=sizes, window_strides=strides, per_sample=per_sample, chunks=chunks
-        )
-        assert isinstance(lazy, da.Array)
-        (got,) = compute(lazy)
-        assert same(
-            got,
-            cd.slice1_batch(
-                x, window_offsets=offsets, window_sizes=sizes, window_strides=strides, per_sample=per_sample
-            ),
-        )
-    own = np.array([[rng.integers(1, b + 1) for b in bounds] for _ in range(n)])
-    offsets = np.array([[rng.integers(0, b - s + 1) for b, s in zip(bounds, row)] for row in own])
-    parts = cd.slice1_batch(dx, window_offsets=offsets, window_sizes=own, window_strides=strides, per_sample=per_sample)
-    assert isinstance(parts, list) and all(isinstance(p, da.Array) for p in parts)
-    for got, want in zip(
-        compute(*parts),
-        cd.slice1_batch(x, window_offsets=offsets, window_sizes=own, window_strides=strides, per_sample=per_sample),
-    ):
-        assert same(got, want)
-    with pytest.raises(cd.DescriptorError, match="window 0"):
-        cd.slice1_batch(dx, window_offsets=np.full((n, d), 50), window_sizes=sizes, per_sample=per_sample)
-    with pytest.raises(TypeError, match="does not take Dask arrays"):
-        cd.slice1_batch_grad(
-            da.from_array(np.ones((1, 2, 2, 2))), x.shape, window_offsets=[[0, 0, 0]], window_sizes=(2, 2, 2)
-        )
+        results = dask.compute(*lazy, scheduler=client)
+    _same_on_gpu(results, expected, cupy)

@@ -17,6 +17,7 @@ import threading
 import time
 import types
 
+import cases
 import numpy as np
 import pytest
 
@@ -212,20 +213,18 @@ def _forbid_reference(*args):
 
 
 @pytest.mark.emulate
-def test_emulated_numpy_runs_the_kernels_not_the_reference(monkeypatch):
+@pytest.mark.parametrize("op", cases.params(cases.OPS))
+def test_emulated_numpy_runs_the_kernels_not_the_reference(monkeypatch, rng, op):
     monkeypatch.setattr(reference, "run", _forbid_reference)
-    x = np.arange(60, dtype=np.int16).reshape(3, 4, 5)
+    samples = list(op.samples(op.maker(np.int16, rng)))
     with emulated():
-        assert np.array_equal(cd.strided_slice(x, (slice(None, None, -1), 2)), x[::-1, 2])
-        assert np.array_equal(cd.join(cd.split(x, split_sizes=[1, 3], axis=1), axis=1), x)
-        grad = np.zeros_like(x)
-        grad[1:, ::2] = x[1:, ::2]
-        assert np.array_equal(
-            cd.strided_slice_grad(np.ascontiguousarray(x[1:, ::2]), x.shape, (slice(1, None), slice(None, None, 2))),
-            grad,
-        )
+        for sample in samples:
+            got = cases.listed(sample.call(op.function))
+            expected = cases.expected(op, sample)
+            assert [(g.shape, g.tobytes()) for g in got] == [(e.shape, e.tobytes()) for e in expected], sample
+    moving = next(s for s in samples if all(a.size for a in [*s.arrays(), *cases.expected(op, s)]))
     with pytest.raises(AssertionError, match="reference backend ran"):
-        cd.strided_slice(x, (0,))
+        moving.call(op.function)
 
 
 # ---- the header ---------------------------------------------------------------------------------
@@ -548,45 +547,9 @@ def _misplaced(shape, dtype, shift, rng=None):
     return raw[64 + shift : 64 + shift + n].view(dtype).reshape(shape), raw
 
 
-def _calls(host, dy, dense_dy):
-    """``(name, expected arrays, run(inputs, outs))`` for slice (rows and elements), slice_grad
-    (strided and dense windows), split and join of the (6, 40) array ``host``."""
-    grad = np.zeros_like(host)
-    grad[0::2, 1::3] = dy
-    dense = np.zeros_like(host)
-    dense[1:5, 5:35] = dense_dy
-    yield "slice rows", [host[1:6, 2:38]], lambda x, outs: cd.slice(x, offsets=[1, 2], sizes=[5, 36], out=outs[0])
-    yield (
-        "slice elements",
-        [host[::2, 1::3]],
-        lambda x, outs: cd.slice(x, offsets=[0, 1], sizes=[3, 13], strides=[2, 3], out=outs[0]),
-    )
-    yield (
-        "slice_grad",
-        [grad],
-        lambda x, outs: cd.slice_grad(
-            _placed(dy, x), host.shape, window_offsets=[0, 1], window_sizes=[6, 39], window_strides=[2, 3], out=outs[0]
-        ),
-    )
-    yield (
-        "slice_grad dense",
-        [dense],
-        lambda x, outs: cd.slice_grad(
-            _placed(dense_dy, x), host.shape, window_offsets=[1, 5], window_sizes=[4, 30], out=outs[0]
-        ),
-    )
-    parts = np.split(host, [7, 37], axis=1)
-    yield "split", parts, lambda x, outs: cd.split(x, split_sizes=[7, 30, 3], axis=1, out=outs)
-    yield (
-        "join",
-        [np.concatenate([host[:, :9], host], axis=1)],
-        lambda x, outs: cd.join([_placed(host[:, :9], x), x], axis=1, out=outs[0]),
-    )
-
-
-def _placed(values, like):
-    """``values`` in a fresh array whose address is as far past a 64-byte boundary as ``like``'s."""
-    array, _ = _misplaced(values.shape, values.dtype, like.ctypes.data % 64)
+def _placed(values, shift):
+    """``values`` in a fresh array ``shift`` bytes past a 64-byte boundary."""
+    array, _ = _misplaced(values.shape, values.dtype, shift)
     array[...] = values
     return array
 
@@ -605,10 +568,16 @@ def index_type(request, monkeypatch):
 @pytest.mark.emulate
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.int8])
 @pytest.mark.parametrize("shift", [1, 2, 6])
-def test_unaligned_arrays_in_and_out_with_checked_stores(monkeypatch, rng, dtype, shift, index_type):
-    """Inputs and ``out=`` arrays at unaligned addresses run exactly, and every store was checked
-    against exactly the output arrays' bytes and stored each of them once; with 32- and 64-bit
-    indices (common.cuh's divisions of both widths)."""
+@pytest.mark.parametrize("op", cases.params(cases.OPS))
+def test_unaligned_arrays_in_and_out_with_checked_stores(monkeypatch, rng, op, dtype, shift, index_type):
+    """Each function's samples (rows and elements, strided and dense windows, parts) on inputs
+    and ``out=`` arrays at unaligned addresses run exactly, and every store was checked against
+    exactly the output arrays' bytes and stored each of them once; with 32- and 64-bit indices
+    (common.cuh's divisions of both widths)."""
+    if op.windows and index_type == "long long":
+        pytest.skip("windows.cu's kernels take their index type from each window's span")
+    if op.adds and shift % np.dtype(dtype).itemsize:
+        pytest.skip("windows' gradients are summed into an aligned array, then moved into a misaligned out")
     runs = []
     run = emulate.run
 
@@ -619,24 +588,28 @@ def test_unaligned_arrays_in_and_out_with_checked_stores(monkeypatch, rng, dtype
         return stored
 
     monkeypatch.setattr(emulate, "run", spy)
-    x, _ = _misplaced((6, 40), dtype, shift, rng)
-    host = x.copy()
-    dy = random_array((3, 13), dtype, rng)
-    dense_dy = random_array((4, 30), dtype, rng)
-    for name, expected, call in _calls(host, dy, dense_dy):
+    checked = 0
+    for sample in op.samples(op.maker(dtype, rng)):
+        expected = cases.expected(op, sample)
         placed = [_misplaced(e.shape, dtype, shift) for e in expected]
-        outs = [out for out, _ in placed]
+        out = op.out(sample, [array for array, _ in placed])
+        if out is None or not all(a.size for a in [*sample.arrays(), *expected]):
+            continue  # new arrays only, or nothing to move
+        given = sample.map(lambda a: _placed(a, shift))
+        before = [a.tobytes() for a in given.arrays()]
         runs.clear()
         with emulated():
-            call(x, outs)
-        assert len(runs) == 1, name
+            given.call(op.function, out=out)
+        assert len(runs) == 1, sample
         writable, stored = runs[0]
-        assert writable == [byte_extent(out) for out in outs], name
-        assert stored == sum(out.nbytes for out in outs), name
-        for out, (_, raw), want in zip(outs, placed, expected):
-            assert out.tobytes() == np.ascontiguousarray(want).tobytes(), name
-            assert np.all(raw[: 64 + shift] == POISON) and np.all(raw[64 + shift + out.nbytes :] == POISON), name
-    assert x.tobytes() == host.tobytes()
+        assert writable == [byte_extent(array) for array, _ in placed], sample
+        assert stored == sum(array.nbytes for array, _ in placed), sample
+        for (array, raw), want in zip(placed, expected):
+            assert array.tobytes() == np.ascontiguousarray(want).tobytes(), sample
+            assert np.all(raw[: 64 + shift] == POISON) and np.all(raw[64 + shift + array.nbytes :] == POISON), sample
+        assert [a.tobytes() for a in given.arrays()] == before, sample
+        checked += 1
+    assert checked
 
 
 # ---- the library cache --------------------------------------------------------------------------

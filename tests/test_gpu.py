@@ -5,6 +5,7 @@ import re
 import threading
 import types
 
+import cases
 import numpy as np
 import pytest
 
@@ -25,101 +26,98 @@ def cp():
     return cupy
 
 
-def _rank_case(rank, rng, cp, dtype):
-    """A rank-``rank`` array (no size-1 axes, so coalescing keeps the rank) read through a
-    negative step, a zero-stride axis and a positive step."""
-    shape = (3, 2, 3, 2, 3, 2, 3, 4)[:rank]
-    x = cp.asarray(random_array(shape, dtype, rng))
-    if rank > 1:
-        x = cp.broadcast_to(x[:1], x.shape)  # zero stride on axis 0
-    key = tuple(slice(None, None, -1) if d % 2 else slice(None) for d in range(rank))
-    return x, key
+def _zero_stride(a):
+    """``a`` with its entries along axis 0 all its first: the values an axis of zero stride holds."""
+    return np.broadcast_to(a[:1], a.shape) if a.ndim > 1 else a
+
+
+def _on_device(cp, layout):
+    """``a`` as a CuPy array: contiguous, or (``"zero stride"``) with a zero stride on axis 0."""
+
+    def move(a):
+        if layout == "zero stride" and a.ndim > 1:
+            return cp.broadcast_to(cp.asarray(np.ascontiguousarray(a[:1])), a.shape)
+        return cp.asarray(np.ascontiguousarray(a))
+
+    return move
+
+
+def _run_into_poison(op, sample, expected, cp):
+    """``sample`` run with ``out=`` arrays of poison (of the ``expected`` results' shapes) where
+    the function takes them: its results."""
+    out = op.out(sample, [cases.poisoned(e.shape, e.dtype, cp) for e in expected])
+    return cases.listed(sample.call(op.function, **({} if out is None else {"out": out})))
 
 
 @pytest.mark.parametrize("dtype", WIDTHS)
 @pytest.mark.parametrize("rank", range(1, 9))
-def test_every_rank_and_width(cp, rng, rank, dtype):
-    x, key = _rank_case(rank, rng, cp, dtype)
-    expected = to_host(x)[key]
-    out = cp.empty(expected.shape, dtype)
-    out.view(np.uint8)[...] = POISON
-    cd.strided_slice(x, key, out=out)
-    assert to_host(out).tobytes() == np.ascontiguousarray(expected).tobytes()
-    grad = cd.strided_slice_grad(cp.ascontiguousarray(x[key]), x.shape, key)
-    assert to_host(grad).tobytes() == np.ascontiguousarray(expected[key]).tobytes()  # self-inverse key
-    parts = cd.split(cp.ascontiguousarray(x), split_sizes=[1, x.shape[-1] - 1], axis=-1)
-    assert to_host(cd.join(parts, axis=-1)).tobytes() == to_host(cp.ascontiguousarray(x)).tobytes()
+@pytest.mark.parametrize("op", cases.params(cases.OPS))
+def test_every_rank_and_width(cp, rng, op, rank, dtype):
+    """Each function's call of ``rank`` dimensions (none of size 1, so coalescing keeps the
+    rank; read backwards on every other one), on contiguous inputs and on inputs with a zero
+    stride on axis 0, into poisoned outputs."""
+    sample = op.rank_sample(op.maker(dtype, rng), rank)
+    for layout in ("zero stride", "contiguous"):
+        host = sample.map(_zero_stride) if layout == "zero stride" else sample
+        expected = cases.expected(op, host)
+        got = _run_into_poison(op, host.map(_on_device(cp, layout)), expected, cp)
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            assert g.shape == e.shape and to_host(g).tobytes() == np.ascontiguousarray(e).tobytes(), layout
+
+
+def _random_int8(cp):
+    """``make(shape)``: random int8 bytes made on the device, a row at a time to bound the temporaries."""
+
+    def make(shape):
+        a = cp.empty(shape, np.int8)
+        for row in a.reshape(-1, shape[-1]):
+            row[...] = cp.random.randint(-128, 128, row.size, dtype=np.int32).astype(np.int8)
+        return a
+
+    return make
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("op", ["slice1", "split", "join", "slice_grad"])
-def test_64_bit_indexing(cp, op):
-    """A 3 GiB int8 tensor: byte offsets pass 2^31, so the plan takes the 64-bit kernels."""
-    x = cp.empty((3, 2**30), np.int8)
-    for row in range(3):  # random bytes, a row at a time to bound the temporaries
-        x[row] = cp.random.randint(-128, 128, 2**30, dtype=np.int32).astype(np.int8)
-    t = cd.TensorDataType.INT8
-    if op == "slice1":
-        desc = cd.Slice1OperatorDesc(
-            cd.BufferTensorDesc(t, x.shape), cd.BufferTensorDesc(t, (2, 2**28)), [0, 3], [3, 2**30 - 3], [-2, 4]
-        )
-        expected = x[::-2, 3::4]
-    elif op == "split":
-        desc = cd.SplitOperatorDesc(
-            cd.BufferTensorDesc(t, x.shape), [cd.BufferTensorDesc(t, (1, 2**30)), cd.BufferTensorDesc(t, (2, 2**30))], 0
-        )
-        expected = None
-    elif op == "join":
-        desc = cd.JoinOperatorDesc(
-            [cd.BufferTensorDesc(t, (2, 2**30)), cd.BufferTensorDesc(t, (1, 2**30))], cd.BufferTensorDesc(t, x.shape), 0
-        )
-        expected = None
-    else:
-        desc = cd.SliceGradOperatorDesc(
-            cd.BufferTensorDesc(t, (1, 2**28)), cd.BufferTensorDesc(t, x.shape), [2, 1], [1, 2**30 - 1], [1, 4]
-        )
-        expected = None
-    launches = kernels.prepare(desc.to_plan())
-    assert all("long long" in launch.name for launch in launches), launches
-    compiled = desc.compile()
-    if op == "slice1":
-        out = cp.empty((2, 2**28), np.int8)
-        compiled.execute([x], [out])
-        assert bool((out == expected).all())
-    elif op == "split":
-        a, b = cp.empty((1, 2**30), np.int8), cp.empty((2, 2**30), np.int8)
-        compiled.execute([x], [a, b])
-        assert bool((a == x[:1]).all()) and bool((b == x[1:]).all())
-    elif op == "join":
-        out = cp.empty_like(x)
-        compiled.execute([cp.ascontiguousarray(x[1:]), cp.ascontiguousarray(x[:1])], [out])
-        assert bool((out[:2] == x[1:]).all()) and bool((out[2:] == x[:1]).all())
-    else:
-        dy = cp.ascontiguousarray(x[:1, : 2**28])
-        out = cp.full(x.shape, POISON, np.uint8).view(np.int8)
-        compiled.execute([dy], [out])
-        assert bool((out[:2] == 0).all()) and bool((out[2, 1::4] == dy[0]).all())
-        mask = cp.ones(2**30, bool)
-        mask[1::4] = False
-        assert bool((out[2][mask] == 0).all())
+@pytest.mark.parametrize("op", cases.params(op for op in cases.OPS if op.huge_sample))
+def test_64_bit_indexing(cp, monkeypatch, op):
+    """3 GiB int8 tensors: byte offsets pass 2^31, so the plan takes the 64-bit kernels; the
+    results (into poisoned outputs) are the oracle's, compared on the device."""
+    sample = op.huge_sample(_random_int8(cp))
+    expected = cases.expected(op, sample)  # CuPy arrays: the oracle runs on the device
+    names, prepare = [], kernels.prepare
+
+    def spy(plan):
+        launches = prepare(plan)
+        names.extend(launch.name for launch in launches)
+        return launches
+
+    monkeypatch.setattr(kernels, "prepare", spy)
+    got = _run_into_poison(op, sample, expected, cp)
+    monkeypatch.undo()
+    assert names and all("long long" in name for name in names), names
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape and bool((g == e).all())
 
 
-def test_streams(cp, rng):
-    x = cp.asarray(random_array((64, 300), np.float32, rng))
+@pytest.mark.parametrize("op", cases.params(cases.OPS))
+def test_streams(cp, rng, op):
+    """Each function runs on the stream it is given, and on the current stream when none is."""
+    sample = next(s for s in op.samples(op.maker(np.float32, rng)) if all(e.size for e in cases.expected(op, s)))
+    expected = cases.expected(op, sample)
+    given = sample.map(cp.asarray)
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
-        out = cp.empty((32, 150), np.float32)
-        out.fill(np.nan)
-    cd.strided_slice(x, (slice(None, None, 2), slice(None, None, -2)), out=out, stream=stream)
+        outs = [cases.poisoned(e.shape, e.dtype, cp) for e in expected]
+    out = op.out(sample, outs)
+    got = cases.listed(given.call(op.function, stream=stream, **({} if out is None else {"out": out})))
     stream.synchronize()
-    assert to_host(out).tobytes() == np.ascontiguousarray(to_host(x)[::2, ::-2]).tobytes()
+    assert all(to_host(g).tobytes() == np.ascontiguousarray(e).tobytes() for g, e in zip(got, expected))
     with stream:  # the current stream is used when none is given
-        parts = cd.split(x, parts=3, axis=1)
+        got = cases.listed(given.call(op.function))
     stream.synchronize()
-    assert all(
-        to_host(p).tobytes() == np.ascontiguousarray(e).tobytes()
-        for p, e in zip(parts, np.split(to_host(x), 3, axis=1))
-    )
+    assert all(to_host(g).tobytes() == np.ascontiguousarray(e).tobytes() for g, e in zip(got, expected))
 
 
 def test_a_thread_that_made_no_cuda_call_can_launch(cp, rng):

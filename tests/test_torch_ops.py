@@ -1,9 +1,12 @@
-"""The PyTorch operators (``torch.ops.cudadml``): compiled without graph breaks, exported,
-vmapped in one launch, captured in CUDA graphs, and checked by ``torch.library.opcheck``.
+"""The PyTorch operators (``torch.ops.cudadml``) and the array functions on tensors, each
+function's samples from its table (``cases.OPS``): compiled without graph breaks, exported,
+vmapped in one launch, under every ``torch.func`` transform against torch's own indexing,
+captured in CUDA graphs, and checked by ``torch.library.opcheck`` and ``gradcheck``.
 
 CPU everywhere; the CUDA cases run where torch and CuPy both see a GPU.
 """
 
+import cases
 import numpy as np
 import pytest
 
@@ -13,12 +16,14 @@ from cudadml.testing import random_array
 torch = pytest.importorskip("torch")
 from torch.autograd import gradcheck, gradgradcheck  # noqa: E402
 from torch.library import opcheck  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 from cudadml.interop import torch as adapter  # noqa: E402  (registers the operators)
 
 OPS = torch.ops.cudadml
 LEVEL = int(cd.FeatureLevel.newest())
-KEY = (slice(None, None, -2), None, 1, slice(5, 0, -2))
+TRACED = [op for op in cases.OPS if op.traced]
+OPERATORS = [op for op in cases.OPS if op.operator]
 
 
 @pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
@@ -28,35 +33,46 @@ def device(request):
     return torch.device(request.param)
 
 
+def _tensors(sample, device, grad=False):
+    return [torch.from_numpy(np.ascontiguousarray(a)).to(device).requires_grad_(grad) for a in sample.arrays()]
+
+
+def _every(seed=0):
+    """The first sample of every function that PyTorch traces, as float64 small integers (every
+    sum exact, so any order of additions gives the same bits)."""
+    make = cases.Maker(np.float64, np.random.default_rng(seed), "integers")
+    return [(op, next(iter(op.samples(make)))) for op in TRACED]
+
+
 class Every(torch.nn.Module):
-    """Every array function, on tensors."""
+    """Every traced array function on its sample: the module's inputs are the samples' arrays, in order."""
 
-    def forward(self, x, dy):
-        a = cd.slice(x, offsets=[1, 0, 2], sizes=[2, 3, 2], strides=[1, 0, 3])  # a zero stride: backward sums
-        b = cd.slice1(x, window_offsets=[0, 1, 1], window_sizes=[3, 3, 6], window_strides=[2, -1, -3])
-        c = cd.slice_grad(dy, (3, 4, 8), window_offsets=[0, 1, 1], window_sizes=[3, 3, 6], window_strides=[2, -1, -3])
-        p, q, r = cd.split(x, split_sizes=[1, 0, 3], axis=1)
-        j = cd.join([r, q, p], axis=-2)
-        s = cd.strided_slice(x, KEY)
-        g = cd.strided_slice_grad(s, (3, 4, 8), KEY)
-        return a, b, c, p, r, j, s, g
+    def __init__(self, samples):
+        super().__init__()
+        self.calls = [(len(sample.arrays()), sample.caller(op.function)) for op, sample in samples]
+
+    def forward(self, *arrays):
+        results, k = [], 0
+        for n, call in self.calls:
+            results.extend(cases.listed(call(*arrays[k : k + n])))
+            k += n
+        return tuple(results)
 
 
-def _integers(shape, device, grad=True):
-    """float64 small integers: every sum exact, so any order of additions gives the same bits."""
-    t = torch.randint(-50, 50, shape, dtype=torch.float64, device=device)
-    return t.requires_grad_(grad)
+def _inputs(samples, device, grad=True):
+    return [t for _, sample in samples for t in _tensors(sample, device, grad)]
 
 
 def _loss(outputs, weights):
     return sum((o * w).sum() for o, w in zip(outputs, weights))
 
 
-def _run(module, x, dy, weights):
-    outputs = module(x, dy)
+def _run(module, inputs, weights):
+    outputs = module(*inputs)
     _loss(outputs, weights).backward()
-    grads = x.grad, dy.grad
-    x.grad = dy.grad = None
+    grads = [x.grad for x in inputs]
+    for x in inputs:
+        x.grad = None
     return [o.detach() for o in outputs], grads
 
 
@@ -65,61 +81,57 @@ def _same(a, b):
 
 
 def test_every_operator_traces_in_one_graph(device):
-    x, dy = _integers((3, 4, 8), device), _integers((2, 3, 2), device)
-    explanation = torch._dynamo.explain(Every())(x, dy)
+    samples = _every()
+    explanation = torch._dynamo.explain(Every(samples))(*_inputs(samples, device))
     assert explanation.graph_break_count == 0, [b.reason for b in explanation.break_reasons]
     assert explanation.graph_count == 1
 
 
 def test_compiled_fullgraph_gives_the_eager_bits_forward_and_backward(device):
     torch._dynamo.reset()
-    x, dy = _integers((3, 4, 8), device), _integers((2, 3, 2), device)
-    module = Every()
-    weights = [torch.randint(-9, 9, o.shape, dtype=torch.float64, device=device) for o in module(x, dy)]
-    eager = _run(module, x, dy, weights)
-    compiled = _run(torch.compile(module, fullgraph=True), x, dy, weights)
+    samples = _every()
+    inputs = _inputs(samples, device)
+    module = Every(samples)
+    weights = [torch.randint(-9, 9, o.shape, dtype=torch.float64, device=device) for o in module(*inputs)]
+    eager = _run(module, inputs, weights)
+    compiled = _run(torch.compile(module, fullgraph=True), inputs, weights)
     assert _same(eager[0], compiled[0]) and _same(eager[1], compiled[1])
 
 
 def test_an_exported_program_runs(device):
-    x, dy = _integers((3, 4, 8), device, False), _integers((2, 3, 2), device, False)
-    program = torch.export.export(Every(), (x, dy))
+    samples = _every()
+    inputs = _inputs(samples, device, False)
+    program = torch.export.export(Every(samples), tuple(inputs))
     names = {str(n.target) for n in program.graph.nodes if n.op == "call_function"}
-    assert {"cudadml.slice.default", "cudadml.split.default", "cudadml.join.default"} <= names
-    assert _same(program.module()(x, dy), Every()(x, dy))
-    y = _integers((5, 4, 8), device, False)  # other shapes: the program was specialised on these
+    assert {f"cudadml.{op.operator}.default" for op in OPERATORS} <= names
+    assert _same(program.module()(*inputs), Every(samples)(*inputs))
+    other = inputs[0].new_zeros((inputs[0].shape[0] + 2, *inputs[0].shape[1:]))  # the program is specialised
     with pytest.raises(Exception):  # noqa: B017 (export's guard error type varies by version)
-        program.module()(y, dy)
+        program.module()(other, *inputs[1:])
 
 
-VMAPPED = [
-    ("slice", lambda t: cd.slice(t, offsets=[1, 0], sizes=[2, 3], strides=[2, 0])),
-    ("slice1", lambda t: cd.slice1(t, window_offsets=[0, 1], window_sizes=[3, 3], window_strides=[2, -1])),
-    (
-        "slice_grad",
-        lambda t: cd.slice_grad(t[:2, :3], (4, 5), window_offsets=[0, 1], window_sizes=[3, 3], window_strides=[2, -1]),
-    ),
-    ("split", lambda t: cd.split(t, split_sizes=[1, 3], axis=0)),
-    ("strided_slice", lambda t: cd.strided_slice(t, np.s_[::-2, None, 3])),
-    ("strided_slice_grad", lambda t: cd.strided_slice_grad(t[:2, 0], (4, 5), np.s_[::-2, 3])),
-]
-
-
-@pytest.mark.parametrize(("name", "fn"), VMAPPED, ids=[v[0] for v in VMAPPED])
-@pytest.mark.parametrize("in_dim", [0, 2])
-def test_vmap_is_one_launch_and_equals_a_loop(device, monkeypatch, name, fn, in_dim):
-    batch = torch.from_numpy(random_array((6, 4, 5), np.float32, np.random.default_rng(7))).to(device)
-    batch = batch.movedim(0, in_dim)  # 6 samples of (4, 5), batched on axis in_dim
+@pytest.mark.parametrize("op", cases.params(TRACED))
+@pytest.mark.parametrize("batch_axis", ["first", "last"])
+def test_vmap_is_one_launch_and_equals_a_loop(device, monkeypatch, op, batch_axis):
+    """Each sample, batched on its first axis or past its last, runs in one launch and gives what
+    a loop over the batch gives."""
+    rng = np.random.default_rng(7)
+    make = cases.Maker(np.float32, rng)
     runs = []
     real = adapter._run
     monkeypatch.setattr(adapter, "_run", lambda *a, **k: runs.append(1) or real(*a, **k))
-    got = torch.func.vmap(fn, in_dims=in_dim)(batch)
-    assert len(runs) == 1
-    loop = [fn(batch.select(in_dim, k)) for k in range(6)]
-    if name == "split":
-        assert all(_same_bits(g, torch.stack([parts[k] for parts in loop])) for k, g in enumerate(got))
-    else:
-        assert _same_bits(got, torch.stack(loop))
+    for sample in op.samples(make):
+        call = sample.caller(op.function)
+        arrays = sample.arrays()
+        in_dim = 0 if batch_axis == "first" else arrays[0].ndim
+        batches = [torch.from_numpy(make((6, *a.shape))).to(device).movedim(0, in_dim) for a in arrays]
+        runs.clear()
+        got = cases.listed(torch.func.vmap(call, in_dims=in_dim)(*batches))
+        assert len(runs) == 1, sample
+        loop = [cases.listed(call(*(b.select(in_dim, k) for b in batches))) for k in range(6)]
+        assert len(got) == len(loop[0]), sample
+        for k, g in enumerate(got):
+            assert _same_bits(g, torch.stack([results[k] for results in loop])), sample
 
 
 def _same_bits(a, b):
@@ -128,51 +140,56 @@ def _same_bits(a, b):
 
 
 # Calls valid per sample whose batched form is not: the batch axis takes a rank past DirectML's
-# 8 dimensions, or past the 5 of SLICE at feature level 2_1. Each: a call, the sample shape.
-PAST_THE_RANK_LIMIT = [
-    ("strided_slice_8d", lambda t: cd.strided_slice(t, np.s_[..., ::-1, 1:]), (2, 1, 2, 1, 2, 1, 2, 3)),
-    ("split_8d", lambda t: cd.split(t, split_sizes=[1, 2], axis=-1), (2, 1, 2, 1, 2, 1, 2, 3)),
-    ("join_8d", lambda t: cd.join([t, t[..., :1]], axis=-1), (2, 1, 2, 1, 2, 1, 2, 3)),
-    (
-        "slice_5d_at_2_1",
-        lambda t: cd.slice(
-            t, offsets=[1, 0, 0, 1, 0], sizes=[1, 2, 2, 1, 3], strides=[1, 1, 0, 1, 1], feature_level="2_1"
-        ),
-        (2, 2, 3, 2, 3),
-    ),
-    (
-        "slice_grad_8d",
-        lambda t: cd.slice_grad(
-            t,
-            (2, 1, 2, 1, 2, 1, 3, 3),
-            window_offsets=[0] * 8,
-            window_sizes=[2, 1, 2, 1, 2, 1, 2, 3],
-            window_strides=[1, 1, 1, 1, -1, 1, 1, 1],
-        ),
-        (2, 1, 2, 1, 2, 1, 2, 3),
-    ),
+# 8 dimensions, or past those a feature level allows (5 of SLICE at 2_1, 4 of SPLIT at 2_1).
+LIMITS = [
+    pytest.param(op, level, most, id=f"{op.name}-{most}d" + (f"-at-{level}" if level else ""))
+    for op in TRACED
+    for level, _, most in op.rank_limits()
+]
+# The functions that are operators: strided_slice's batched refusal is said in the words of
+# slice1, the operator it runs through (strided_slice_grad's in slice_grad's).
+LEVELS = [
+    pytest.param(op, level, fewest, id=f"{op.name}-at-{level}")
+    for op in OPERATORS
+    for level, fewest, _ in op.rank_limits()
+    if level
 ]
 
 
-@pytest.mark.parametrize(("name", "fn", "shape"), PAST_THE_RANK_LIMIT, ids=[c[0] for c in PAST_THE_RANK_LIMIT])
+def _at(sample, level):
+    return sample if level is None else sample.with_kwargs(feature_level=level)
+
+
+@pytest.mark.parametrize(("op", "level", "rank"), LIMITS)
 @pytest.mark.parametrize("size", [3, 0])
-def test_vmap_of_calls_valid_per_sample_past_the_batched_rank_limit(device, name, fn, shape, size):
-    listed = lambda r: list(r) if isinstance(r, (list, tuple)) else [r]  # noqa: E731
-    batch = torch.from_numpy(random_array((size, *shape), np.float32, np.random.default_rng(3))).to(device)
-    got = listed(torch.func.vmap(fn)(batch))
+def test_vmap_of_calls_valid_per_sample_past_the_batched_rank_limit(device, op, level, rank, size):
+    rng = np.random.default_rng(3)
+    sample = _at(op.rank_sample(cases.Maker(np.float32, rng), rank), level)
+    call = sample.caller(op.function)
+    shapes = [a.shape for a in sample.arrays()]
+    batches = [torch.from_numpy(random_array((size, *s), np.float32, rng)).to(device) for s in shapes]
+    got = cases.listed(torch.func.vmap(call)(*batches))
     if size:
-        expected = [torch.stack(parts) for parts in zip(*[listed(fn(sample)) for sample in batch.unbind()])]
+        per_sample = [cases.listed(call(*arrays)) for arrays in zip(*(b.unbind() for b in batches))]
+        expected = [torch.stack(parts) for parts in zip(*per_sample)]
     else:  # no sample: empty results of a sample's shapes
-        expected = [r.new_empty(0, *r.shape) for r in listed(fn(torch.zeros(shape, device=device)))]
+        alone = cases.listed(call(*(torch.zeros(s, device=device) for s in shapes)))
+        expected = [r.new_empty(0, *r.shape) for r in alone]
     assert len(got) == len(expected) and all(_same_bits(g, e) for g, e in zip(got, expected))
 
 
-def test_vmap_refuses_what_a_sample_would():
-    """SLICE at feature level 2_1 takes 4 or 5 dimensions: 3-D samples are refused batched as alone."""
-    call = lambda t: cd.slice(t, offsets=[0, 0, 0], sizes=[2, 2, 2], feature_level="2_1")  # noqa: E731
-    for run in (call, torch.func.vmap(call)):
-        with pytest.raises(cd.DescriptorError, match=r"x.ndim = 3 is not supported at feature level"):
-            run(torch.zeros(2, 2, 2, 2)[0] if run is call else torch.zeros(2, 2, 2, 2))
+@pytest.mark.parametrize(("op", "level", "rank"), LEVELS)
+def test_vmap_refuses_what_a_sample_would(op, level, rank):
+    """A feature level that takes no fewer than ``rank`` dimensions refuses a sample of one
+    fewer, batched as alone, with the same message."""
+    sample = _at(op.rank_sample(cases.Maker(np.float32, np.random.default_rng(0)), rank - 1), level)
+    call = sample.caller(op.function)
+    alone = _tensors(sample, "cpu")
+    with pytest.raises(cd.DescriptorError, match="is not supported at feature level") as refused:
+        call(*alone)
+    with pytest.raises(cd.DescriptorError) as batched:
+        torch.func.vmap(call)(*(torch.stack([t, t]) for t in alone))
+    assert str(batched.value) == str(refused.value)
 
 
 def test_vmap_of_a_join_expands_unbatched_arrays(device):
@@ -183,27 +200,30 @@ def test_vmap_of_a_join_expands_unbatched_arrays(device):
 
 # ---- torch.func: every transform against torch's own indexing ----------------------------------
 
-# name, a function of a (4, 5) tensor through cudadml, the same through torch's indexing ops
-FUNCTIONS = [
-    ("strided_slice", lambda t: cd.strided_slice(t, np.s_[::-1, 1:]), lambda t: t.flip(0)[:, 1:]),
-    ("slice", lambda t: cd.slice(t, offsets=[1, 0], sizes=[2, 3], strides=[2, 0]), lambda t: t[1::2][:, [0, 0, 0]]),
-    (
-        "slice1",
-        lambda t: cd.slice1(t, window_offsets=[0, 1], window_sizes=[3, 3], window_strides=[2, -1]),
-        lambda t: t[0:3:2, 1:4].flip(1),
-    ),
-    (
-        "split",
-        lambda t: torch.cat([p.flatten() for p in cd.split(t, split_sizes=[1, 0, 4], axis=1)]),
-        lambda t: torch.cat([t[:, :1].flatten(), t[:, 1:].flatten()]),
-    ),
-    ("join", lambda t: cd.join([t[:, 3:], t, t[:, :1]], axis=1), lambda t: torch.cat([t[:, 3:], t, t[:, :1]], 1)),
-    (
-        "strided_slice_grad",
-        lambda t: cd.strided_slice_grad(t[:2, 0], (4, 5), np.s_[::-2, 3]),
-        lambda t: t.new_zeros(4, 5).index_put((torch.tensor([3, 1]), torch.tensor(3)), t[:2, 0]),
-    ),
-]
+
+def _flat(op, sample):
+    """The function of ``sample`` as a map of one vector (its arrays' elements, in order) to
+    one vector (its results' elements, in order)."""
+    call = sample.caller(op.function)
+    shapes = [a.shape for a in sample.arrays()]
+    sizes = [int(np.prod(s)) for s in shapes]
+
+    def f(t):
+        arrays = [part.reshape(s) for part, s in zip(t.split(sizes), shapes)]
+        return torch.cat([r.reshape(-1) for r in cases.listed(call(*arrays))])
+
+    return f
+
+
+def _indexing(op, sample):
+    """The same map through torch's indexing: the oracle, run on the elements' numbers (1 on),
+    says which element each result element reads (0: none, a zero)."""
+    numbered, k = [], 1
+    for a in sample.arrays():
+        numbered.append(np.arange(k, k + a.size, dtype=np.int64).reshape(a.shape))
+        k += a.size
+    index = np.concatenate([r.reshape(-1) for r in cases.expected(op, sample.with_arrays(numbered))])
+    return lambda t: torch.cat([t.new_zeros(1), t])[torch.from_numpy(index).to(t.device)]
 
 
 def _squares(f, w):
@@ -229,14 +249,21 @@ TRANSFORMS = [
 
 
 @pytest.mark.parametrize(("transform", "apply"), TRANSFORMS, ids=[t[0] for t in TRANSFORMS])
-@pytest.mark.parametrize(("name", "ours", "theirs"), FUNCTIONS, ids=[f[0] for f in FUNCTIONS])
-def test_torch_func_transforms_equal_torchs_own_indexing(device, transform, apply, name, ours, theirs):
-    x, v = _integers((4, 5), device, False), _integers((4, 5), device, False)
-    xs = _integers((3, 4, 5), device, False)
-    w = torch.randint(-9, 9, theirs(x).shape, dtype=torch.float64, device=device)
-    got, expected = apply(ours, x, w, v, xs), apply(theirs, x, w, v, xs)
-    got, expected = (got, expected) if isinstance(got, tuple) else ((got,), (expected,))
-    assert _same(got, expected), f"{transform} of {name}: {got} != {expected}"
+@pytest.mark.parametrize("op", cases.params(TRACED))
+def test_torch_func_transforms_equal_torchs_own_indexing(device, op, transform, apply):
+    make = cases.Maker(np.float64, np.random.default_rng(5), "integers")
+    checked = 0
+    for sample in op.samples(make):
+        n, m = sum(a.size for a in sample.arrays()), sum(e.size for e in cases.expected(op, sample))
+        if not (n and m):
+            continue
+        x, v, xs, w = (torch.from_numpy(make(shape)).to(device) for shape in [(n,), (n,), (3, n), (m,)])
+        ours, theirs = _flat(op, sample), _indexing(op, sample)
+        got, expected = apply(ours, x, w, v, xs), apply(theirs, x, w, v, xs)
+        got, expected = (got, expected) if isinstance(got, tuple) else ((got,), (expected,))
+        assert _same(got, expected), f"{transform} of {op.name} ({sample}): {got} != {expected}"
+        checked += 1
+    assert checked
 
 
 # ---- opcheck over dtypes, layouts and steps -------------------------------------------------------
@@ -277,82 +304,85 @@ def _tensor(shape, dtype, device, rng, layout):
     return t.detach().requires_grad_(dtype in DIFFERENTIABLE)
 
 
-def _opcheck_cases(rng, device, dtype, layout):
-    """``(operator, args, kwargs)`` of random shapes, windows with negative steps and parts."""
-    flag = dtype in (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64, torch.float16, torch.float32)
-    shape = tuple(int(n) for n in rng.integers(2, 6, 3))
-    x = _tensor(shape, dtype, device, rng, layout)
-    offsets = [int(rng.integers(0, n)) for n in shape]
-    sizes = [int(rng.integers(1, n - o + 1)) for n, o in zip(shape, offsets)]
-    steps = [int(rng.choice([1, 2, -1, -3])) for _ in shape]
-    counts = [1 + (s - 1) // abs(st) for s, st in zip(sizes, steps)]
-    axis = int(rng.integers(0, 3))
-    cut = int(rng.integers(0, shape[axis] + 1))
-    parts = [cut, shape[axis] - cut]
-    others = [_tensor((*shape[:axis], n, *shape[axis + 1 :]), dtype, device, rng, layout) for n in parts]
-    dy = _tensor(tuple(counts), dtype, device, rng, layout)
-    slice_steps = [int(rng.integers(0, 3)) for _ in shape]  # 0 repeats an element
-    slice_sizes = [
-        int(rng.integers(1, 4)) if st == 0 else int(rng.integers(1, (n - o - 1) // st + 2))
-        for n, o, st in zip(shape, offsets, slice_steps)
-    ]
-    options = (LEVEL, flag)
-    return [
-        (OPS.slice.default, (x, offsets, slice_sizes, slice_steps, *options)),
-        (OPS.slice1.default, (x, offsets, sizes, steps, counts, *options)),
-        (OPS.slice_grad.default, (dy, list(shape), offsets, sizes, steps, *options)),
-        (OPS.split.default, (x, axis, parts, *options)),
-        (OPS.join.default, (others, axis, *options)),
-        (
-            OPS.slice1.out,
-            (x.detach(), offsets, sizes, steps, counts, *options),
-            {"out": torch.empty(counts, dtype=dtype, device=device)},
-        ),
-        (
-            OPS.slice.out,
-            (x.detach(), offsets, slice_sizes, slice_steps, *options),
-            {"out": torch.empty(slice_sizes, dtype=dtype, device=device)},
-        ),
-        (
-            OPS.slice_grad.out,
-            (dy.detach(), list(shape), offsets, sizes, steps, *options),
-            {"out": torch.empty(shape, dtype=dtype, device=device)},
-        ),
-        (
-            OPS.split.out,
-            (x.detach(), axis, parts, *options),
-            {"out": [torch.empty(o.shape, dtype=dtype, device=device) for o in others]},
-        ),
-        (
-            OPS.join.out,
-            ([o.detach() for o in others], axis, *options),
-            {"out": torch.empty(shape, dtype=dtype, device=device)},
-        ),
-    ]
+class _Recorded(TorchDispatchMode):
+    """Records the ``torch.ops.cudadml`` calls that run inside it: ``(overload, args, kwargs)``."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func.namespace == "cudadml":
+            self.calls.append((func, args, kwargs))
+        return func(*args, **kwargs)
+
+
+def _operator_calls(op, sample, **kwargs):
+    """The operator calls that ``sample``'s call of ``op.function`` makes."""
+    with _Recorded() as recorded:
+        sample.call(op.function, **kwargs)
+    return recorded.calls
+
+
+def _shapes_only(shape):
+    return np.empty(shape, np.int8)
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "stepped"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_opcheck(device, dtype, layout):
+    """Each operator's call of a random sample (random shapes, windows with negative steps,
+    parts), and its ``out`` overload, through ``torch.library.opcheck``."""
     rng = np.random.default_rng([DTYPES.index(dtype), len(layout)])
-    for op, args, *kwargs in _opcheck_cases(rng, device, dtype, layout):
-        opcheck(op, args, *kwargs)
+    flag = dtype in (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64, torch.float16, torch.float32)
+    for op in OPERATORS:
+        shapes = op.random_sample(_shapes_only, rng)
+        sample = shapes.map(lambda a: _tensor(a.shape, dtype, device, rng, layout))
+        calls = _operator_calls(op, sample, directml_types=flag)
+        detached = sample.map(torch.Tensor.detach)
+        outs = [torch.empty(r.shape, dtype=dtype, device=device) for r in cases.expected(op, shapes)]
+        calls += _operator_calls(op, detached, directml_types=flag, out=op.out(detached, outs))
+        assert [str(c[0]) for c in calls] == [f"cudadml.{op.operator}.default", f"cudadml.{op.operator}.out"]
+        for overload, args, kwargs in calls:
+            opcheck(overload, args, kwargs)
 
 
-@pytest.mark.parametrize("op", ["slice", "slice1", "slice_grad", "split", "join"])
+@pytest.mark.parametrize("op", cases.params(OPERATORS))
 def test_gradcheck_and_gradgradcheck_through_the_registered_backward(device, op):
-    x = torch.rand(3, 4, 5, dtype=torch.float64, device=device, requires_grad=True)
-    calls = {
-        "slice": lambda t: OPS.slice(t, [1, 0, 2], [2, 3, 2], [1, 0, 1], LEVEL, True),
-        "slice1": lambda t: OPS.slice1(t, [0, 1, 1], [3, 3, 4], [2, -1, -3], [2, 3, 2], LEVEL, True),
-        "slice_grad": lambda t: OPS.slice_grad(
-            t[:2, :3, :2], [3, 4, 5], [0, 1, 1], [3, 3, 4], [2, -1, -3], LEVEL, True
-        ),
-        "split": lambda t: OPS.split(t, 1, [1, 0, 3], LEVEL, True),
-        "join": lambda t: OPS.join([t, t[:, :1]], 1, LEVEL, True),
-    }
-    assert gradcheck(calls[op], (x,))
-    assert gradgradcheck(calls[op], (x,))
+    sample = next(s for s in op.samples(_shapes_only) if all(a.size for a in s.arrays()))
+    inputs = [torch.rand(a.shape, dtype=torch.float64, device=device, requires_grad=True) for a in sample.arrays()]
+    ((overload, args, kwargs),) = _operator_calls(op, sample.with_arrays(inputs))
+    tensors = [
+        isinstance(a, torch.Tensor) or (isinstance(a, list) and all(isinstance(t, torch.Tensor) for t in a))
+        for a in args
+    ]
+    recorded = [t for a, is_tensors in zip(args, tensors) if is_tensors for t in (a if isinstance(a, list) else [a])]
+    assert [t.shape for t in recorded] == [t.shape for t in inputs]  # the function's arrays, in order
+
+    def call(*given):
+        given = iter(given)
+        placed = [
+            (([next(given) for _ in a] if isinstance(a, list) else next(given)) if is_tensors else a)
+            for a, is_tensors in zip(args, tensors)
+        ]
+        return overload(*placed, **kwargs)
+
+    assert gradcheck(call, tuple(inputs))
+    assert gradgradcheck(call, tuple(inputs))
+
+
+@pytest.mark.parametrize("op", cases.params(TRACED))
+def test_fake_tensors_take_the_oracles_shapes(op):
+    """Under fake tensors (shapes, no data) each function's samples give the oracle's shapes."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    samples = list(op.samples(cases.Maker(np.float32, np.random.default_rng(0))))
+    with FakeTensorMode():
+        for sample in samples:
+            fake = sample.map(lambda a: torch.empty(a.shape))
+            got = cases.listed(fake.call(op.function))
+            assert [tuple(g.shape) for g in got] == [e.shape for e in cases.expected(op, sample)], sample
 
 
 def test_the_fake_kernels_apply_the_rules_at_trace_time():
@@ -379,20 +409,21 @@ def test_a_compiled_module_replays_in_a_cuda_graph():
     if not torch.cuda.is_available():
         pytest.skip("torch sees no CUDA device")
     torch._dynamo.reset()
-    module = torch.compile(Every(), fullgraph=True)
-    x, dy = _integers((3, 4, 8), "cuda", False), _integers((2, 3, 2), "cuda", False)
+    samples = _every()
+    module = torch.compile(Every(samples), fullgraph=True)
+    inputs = _inputs(samples, "cuda", False)
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
         for _ in range(3):  # warm up: compile, load the kernels, fill the allocators' pools
-            module(x, dy)
+            module(*inputs)
     torch.cuda.current_stream().wait_stream(stream)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        outputs = module(x, dy)
-    new_x, new_dy = _integers((3, 4, 8), "cuda", False), _integers((2, 3, 2), "cuda", False)
-    x.copy_(new_x)
-    dy.copy_(new_dy)
+        outputs = module(*inputs)
+    new = _inputs(_every(seed=1), "cuda", False)
+    for x, value in zip(inputs, new):
+        x.copy_(value)
     graph.replay()
     torch.cuda.synchronize()
-    assert _same(outputs, Every()(new_x, new_dy))
+    assert _same(outputs, Every(samples)(*new))
