@@ -16,19 +16,22 @@ The modules, in layers; a module imports only from its own layer or those above 
 list, never in a circle (``tests/test_layers.py`` checks it):
 
 * core: ``enums`` and ``errors`` (the vocabulary), ``tensor`` (``BufferTensorDesc`` and its
-  rules), ``operators`` (the operator descriptors: their rules and lowering), ``plan`` (the
-  lowered form and its shape algebra), ``overlap`` (whether a layout reaches an element
+  rules), ``operators`` (the operator descriptors, DirectML's and cudadml's own batch of
+  windows: their rules and lowering), ``plan`` (the lowered form and its shape algebra, and the
+  windows' tables that the backends read), ``overlap`` (whether a layout reaches an element
   twice), ``examples`` (DirectML's worked examples), ``hooks`` (what the core calls that the
   layers below provide: ``compile()``'s class, the pictures);
 * execution: ``bindings`` (the binding rules), ``backends`` (CUDA kernels, NumPy reference,
-  host emulation), ``compiled`` (``CompiledOperator``, ``BoundOperator``, ``compile_batch``), ``graph``
-  (``GraphDesc``: a graph composed into copies),
+  host emulation; each places a windows' table where it reads it), ``compiled``
+  (``CompiledOperator``: the one route to a backend; ``BoundOperator``, ``compile_batch``),
+  ``graph`` (``GraphDesc``: a graph composed into copies),
   ``warmup`` (``precompile``),
   ``testing`` (buffers and oracles for tests);
 * front: ``indexing`` (basic indexing as windows), ``calls`` (each call normalised into one
   operation value and its DirectML descriptor), ``runner`` (operations on NumPy and CuPy
-  arrays: the cache of compiled operators, results), ``adapters`` (how other array libraries
-  plug in), ``arrays`` (the public array functions), ``onnx`` (ONNX models as graphs);
+  arrays, each run by a compiled operator: their cache, the arrays converted, results),
+  ``adapters`` (how other array libraries plug in), ``arrays`` (the public array functions),
+  ``onnx`` (ONNX models as graphs);
 * top: ``display`` (reprs' pictures and ``explain``), ``fuse`` (functions of array calls traced
   into graphs), ``interop.torch`` and ``interop.dask``
   (the adapters of PyTorch and Dask, registered here and loaded when a call holds their

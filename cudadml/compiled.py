@@ -8,13 +8,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ._memory import element_strides
 from .backends import CUDA, backend_for, gpu_status
 from .bindings import Bindings, BufferBinding, Slot, binding_list, check_layout
 from .hooks import provide, provided
 from .operators import _OperatorDesc, desc_summary
-from .plan import CopyPlan
+from .plan import CopyPlan, WindowGradPlan, WindowPlan
 
-__all__ = ["BoundOperator", "BufferBinding", "CompiledOperator", "compile_batch"]
+__all__ = ["BoundOperator", "BufferBinding", "CompiledOperator", "check_views", "compile_batch"]
 
 
 def _buffer_slots(role, tensors, first=0, owner=""):
@@ -31,6 +32,16 @@ def _buffer_slots(role, tensors, first=0, owner=""):
         )
         for k, t in enumerate(tensors)
     ]
+
+
+def _packed(slot) -> bool:
+    """Whether a slot's elements are one run in row-major order (so none is reached twice)."""
+    expected = slot.itemsize
+    for n, stride in zip(reversed(slot.shape), reversed(slot.byte_strides)):
+        if n != 1 and stride != expected:
+            return False
+        expected *= n
+    return True
 
 
 class CompiledOperator:
@@ -52,6 +63,10 @@ class CompiledOperator:
         For the array functions: per output, a byte offset at which it is placed in a buffer.
     load : bool, default True
         Whether to compile and load the kernels now where a GPU is present.
+    constants : dict of int to array, optional
+        The values of inputs given when compiling, by input index: a windows batch's table
+        owned by DML (``WindowsBatchOperatorDesc``), which the plan folds in. ``execute`` binds
+        the other inputs, in order.
 
     Raises
     ------
@@ -75,22 +90,28 @@ class CompiledOperator:
     <CompiledOperator Slice FLOAT32 (1, 1, 4, 4) -> (1, 1, 3, 2): 1 strided copy, 24 bytes out>
     """
 
-    def __init__(self, desc, device=None, *, views=None, placed_at=None, load=True):
+    def __init__(self, desc, device=None, *, views=None, placed_at=None, load=True, constants=None):
         self.desc = desc
+        given = {"constants": constants} if constants else {}  # (only operators that take them)
+        inputs, outputs = desc.input_tensors, desc.output_tensors
+        if constants:  # given now: not bound at execute
+            inputs = [t for k, t in enumerate(inputs) if k not in constants]
         if views is None:
-            self.plan = desc.to_plan()
-            self._in = _buffer_slots("inputs", desc.input_tensors)
-            self._out = _buffer_slots("outputs", desc.output_tensors)
+            self.plan = desc.to_plan(**given)
+            self._in = _buffer_slots("inputs", inputs)
+            self._out = _buffer_slots("outputs", outputs)
         else:
             in_views, out_views = views
-            self.plan = desc.to_plan([v[-1] for v in in_views], [v[-1] for v in out_views])
-            size = desc.input_tensors[0].data_type.element_size
-            self._in = [Slot(f"inputs[{k}]", size, *v[:2]) for k, v in enumerate(in_views)]
+            self.plan = desc.to_plan([v[-1] for v in in_views], [v[-1] for v in out_views], **given)
+            self._in = [
+                Slot(f"inputs[{k}]", t.data_type.element_size, *v[:2]) for k, (t, v) in enumerate(zip(inputs, in_views))
+            ]
             placed_at = placed_at or (None,) * len(out_views)
             self._out = [
-                Slot(f"outputs[{k}]", size, *v[:2], placed_at=p) for k, (v, p) in enumerate(zip(out_views, placed_at))
+                Slot(f"outputs[{k}]", t.data_type.element_size, *v[:2], placed_at=p)
+                for k, (t, v, p) in enumerate(zip(outputs, out_views, placed_at))
             ]
-            check_layout(self._out, f"{desc.NAME}.execute")
+            check_layout([slot for slot in self._out if not _packed(slot)], f"{desc.NAME}.execute")
         self._ready(f"{desc.NAME}.execute", device, load)
 
     def _ready(self, where, device, load):
@@ -120,11 +141,17 @@ class CompiledOperator:
         plan = self.plan
         if hasattr(plan, "jobs"):
             work = f"{len(plan.jobs)} strided cop{'y' if len(plan.jobs) == 1 else 'ies'}"
+        elif isinstance(plan, WindowPlan):
+            work = f"{_count(plan.num_windows, 'window', 'windows')} from a table"
+        elif isinstance(plan, WindowGradPlan):
+            work = f"the gradient of {_count(plan.num_windows, 'window', 'windows')} from a table"
         else:
             work = "a gradient gather"
         return f"<CompiledOperator {self.desc.NAME} {desc_summary(self.desc)}: {work}, {plan.output_bytes} bytes out>"
 
     def _repr_html_(self) -> str:
+        if isinstance(self.plan, (WindowPlan, WindowGradPlan)):  # windows in a table: no picture of them
+            return f"<p>{html.escape(repr(self))}</p>"
         return provided("picture")(self)._repr_html_()
 
     def execute(self, inputs: Sequence[Any], outputs: Sequence[Any], *, stream: Any = None) -> None:
@@ -417,6 +444,26 @@ def compile_batch(descs: Iterable[Any], device: int | None = None) -> CompiledOp
     if problems:
         raise TypeError(f"compile_batch: {'; '.join(problems)}")
     return CompiledBatch(descs, plans, device)
+
+
+def check_views(where, inputs, outputs, device=None) -> None:
+    """The binding rules of NumPy or CuPy arrays bound as the views they are (their own shape
+    and strides, any address), without an operator: for an array function that then runs on
+    copies of them, whose ``out=`` keeps the rules against the arrays it was given.
+
+    Raises
+    ------
+    BindingError
+        Listing every broken rule (an output that overlaps another binding, or is read-only).
+    """
+
+    def slots(role, arrays):
+        return [
+            Slot(f"{role}[{k}]", a.itemsize, a.shape, element_strides(a.shape, a.strides, a.itemsize))
+            for k, a in enumerate(arrays)
+        ]
+
+    Bindings(where, slots("inputs", inputs), slots("outputs", outputs), device).bind(list(inputs), list(outputs))
 
 
 provide("compile", CompiledOperator)

@@ -1,4 +1,5 @@
-"""DirectML operator descriptors: SLICE, SLICE1, SLICE_GRAD, SPLIT and JOIN.
+"""Operator descriptors: DirectML's SLICE, SLICE1, SLICE_GRAD, SPLIT and JOIN, and cudadml's own
+batch of windows (``WindowsBatchOperatorDesc``) and its gradient.
 
 An operator is its fields, its rules and its lowering. Each field carries its role as its
 dataclass metadata (``field(metadata=INPUT)``, ``field(metadata=UINT32_ARRAY)``, ...). From the
@@ -13,13 +14,16 @@ count) is skipped.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field, fields
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from types import MappingProxyType
+
+import numpy as np
 
 from . import plan as _plan
 from .enums import FeatureLevel, TensorDataType, TensorFlags
-from .errors import Violations, as_int, int_tuple
+from .errors import DescriptorError, Violations, as_int, int_tuple
 from .hooks import provided
 from .overlap import overlaps_itself
 from .tensor import UINT32_MAX, BufferTensorDesc, tensor_text
@@ -32,6 +36,8 @@ __all__ = [
     "SliceGradOperatorDesc",
     "SliceOperatorDesc",
     "SplitOperatorDesc",
+    "WindowsBatchGradOperatorDesc",
+    "WindowsBatchOperatorDesc",
 ]
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -659,6 +665,370 @@ class JoinOperatorDesc(_PartsDesc):
             input_strides,
             output_strides[0],
         )
+
+
+# ---- cudadml's own: many windows of one tensor ------------------------------------------------
+# DirectML has no operator for a batch of windows whose places change from call to call (random
+# crops, regions of interest): these are cudadml's, in DirectML's manner. The windows are data,
+# a table bound like any input tensor (its rows: ``plan.window_table``, ``plan.grad_window_table``),
+# so a new set of windows costs a table, not a compile, and ``execute`` copies nothing.
+
+
+class _WindowsBatchDesc(_OperatorDesc):
+    """What a batch of windows and its gradient share. The windows are SLICE1's, inside the
+    tensor ``_WHOLE`` (less its sample axis with ``per_sample``), so SLICE1's rules of that
+    tensor hold: the feature level, its dimension count and its data type, checked by SLICE1's
+    own descriptor on a window of all of it (as the array functions check them:
+    ``calls.Slice1Batch``). Each window's own rules (inside the tensor, sizes at least 1,
+    strides non-zero 32-bit values) are rules of the table's values, which are data: kept by
+    whoever fills the table (the array functions check every window before they build it), as
+    DirectML leaves a tensor's values to its caller."""
+
+    _WHOLE = ""  # the tensor field the windows lie in
+    _TABLE_TYPE = TensorDataType.UNKNOWN  # the data type of the table's words
+
+    def __post_init__(self):
+        if not isinstance(self.per_sample, (bool, np.bool_)):
+            raise TypeError(f"{self.NAME}: per_sample must be a bool, not {type(self.per_sample).__name__}")
+        object.__setattr__(self, "per_sample", bool(self.per_sample))
+        super().__post_init__()
+
+    @property
+    def table_owned(self) -> bool:
+        """Whether the table is given when compiling (``OWNED_BY_DML``, as DirectML binds such a
+        tensor at initialisation): its windows are then folded into copies, and ``execute``
+        binds the other tensors."""
+        return bool(self.window_table_tensor.flags & TensorFlags.OWNED_BY_DML)
+
+    def _check_shared(self, v):
+        whole_name = _DIRECTML_NAMES[self._WHOLE]
+        whole = getattr(self, self._WHOLE)
+        bounds = whole.sizes[self.per_sample :]
+        if not bounds:
+            v.add(f"{whole_name}.DimensionCount = 1 leaves the windows no dimension besides the sample axis")
+        else:
+            said = f"{whole_name}.DimensionCount - 1 (less the sample axis)" if self.per_sample else None
+            broken = _slice1_rules(self._window_type, bounds, self.feature_level)
+            for message in dict.fromkeys(_said_of(m, whole_name, said) for m in broken):
+                v.add(message)
+        table = self.window_table_tensor
+        if table.data_type != self._TABLE_TYPE:
+            v.add(f"WindowTableTensor.DataType = {table.data_type.name} must be {self._TABLE_TYPE.name}")
+        if table.dimension_count != 2:
+            v.add(f"WindowTableTensor.DimensionCount = {table.dimension_count} must be 2 (a row per window)")
+        for name, tensor, output in self._tensors:
+            if output and (tensor.strides is not None or tensor.flags is not TensorFlags.NONE):
+                _check_output(v, name, tensor)  # (a packed tensor without flags keeps its rules)
+        for attr, name, role in _roles(type(self)):
+            if role.kind == "tensors" and not getattr(self, attr):
+                v.add(f"{name.replace('Tensors', 'Count')} = 0 must be greater than 0")
+
+    def _table_rule(self, v, columns, what):
+        """The table's sizes: a row per window of ``columns`` words (``what`` says why)."""
+        table, n = self.window_table_tensor, self.window_count
+        if table.dimension_count == 2 and table.sizes != (n, columns):
+            v.add(
+                f"WindowTableTensor.Sizes = {table.sizes} must be ({n}, {columns}): a row per window of {columns} "
+                f"words ({what})"
+            )
+
+    @property
+    def window_count(self) -> int:
+        """The number of windows: the table's rows."""
+        return self.window_table_tensor.sizes[0]
+
+    def __repr__(self) -> str:
+        text = super().__repr__()
+        return text[:-1] + ", per_sample=True)" if self.per_sample else text
+
+    def _repr_html_(self) -> str:  # the pictures draw DirectML's operators; a table's windows are data
+        return f"<pre>{html.escape(repr(self))}</pre>"
+
+
+_DIRECTML_NAMES = {name: directml_name(name) for name in ("input_tensor", "output_gradient_tensor")}
+
+
+@lru_cache(maxsize=256)
+def _slice1_rules(data_type, bounds, feature_level) -> tuple[str, ...]:
+    """The rules that SLICE1's descriptor finds broken by a window of all of a tensor of
+    ``data_type`` and sizes ``bounds`` (its dimension count and data type at the level)."""
+    try:
+        t = BufferTensorDesc(data_type, bounds)
+        n = len(bounds)
+        Slice1OperatorDesc(t, t, (0,) * n, bounds, (1,) * n, feature_level=feature_level)
+    except DescriptorError as e:
+        return tuple(e.violations)
+    return ()
+
+
+def _said_of(message, whole_name, dimension_count=None):
+    """A message of the SLICE1 descriptor that checks a windows batch's tensor, said of that
+    tensor (``dimension_count``: how its dimension count is said, for a sample of it)."""
+    message = message.removeprefix(f"{Slice1OperatorDesc.NAME}: ")
+    for role in ("InputTensor", "OutputTensor"):  # the one tensor in both roles
+        if message.startswith(f"{role}."):
+            message = f"{whole_name}.{message[len(role) + 1 :]}"
+    if dimension_count is not None:
+        message = message.replace(f"{whole_name}.DimensionCount", dimension_count, 1)
+    return message
+
+
+@dataclass(frozen=True, repr=False)
+class WindowsBatchOperatorDesc(_WindowsBatchDesc):
+    """cudadml's own operator, not DirectML's: many SLICE1 windows of one tensor in one launch.
+
+    Window ``n`` copies the box ``OutputTensor.Sizes[1:]`` to ``OutputTensor[n]``: its element
+    ``c`` reads input element ``table[n, 0] + sum c_i * table[n, 1 + i]``, counted in elements
+    (signed strides) from the input's element 0, where ``table`` is ``WindowTableTensor``
+    (``plan.window_table``'s rows: a window's first element, then its steps). The table is an
+    input tensor bound at ``execute`` like any other, so the windows change from call to call
+    while the compiled operator stays. With ``OWNED_BY_DML`` on the table, its values are given
+    when compiling (``CompiledOperator(..., constants={1: table})``; DirectML binds such a
+    tensor at initialisation): the windows are then folded into copies, and the outputs may be
+    one per window (windows of their own sizes) or a tensor whose windows are not packed.
+
+    Parameters
+    ----------
+    input_tensor : BufferTensorDesc
+        The tensor read; with ``per_sample``, its dimension 0 is the sample axis.
+    window_table_tensor : BufferTensorDesc
+        ``INT64``, of sizes ``(N, 1 + R)``: a row per window.
+    output_tensors : sequence of BufferTensorDesc
+        One tensor ``(N, *box)``, the box of ``R`` dimensions, each window's elements one run
+        in order; or, with a table owned by DML, one tensor per window, its box (``R``
+        dimensions each).
+    per_sample : bool, default False
+        Window ``n`` lies in sample ``n`` of the input (the table's offsets say where).
+    {feature_level}
+
+    Raises
+    ------
+    {raises}
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> f32, i64 = cd.TensorDataType.FLOAT32, cd.TensorDataType.INT64
+    >>> desc = WindowsBatchOperatorDesc(cd.BufferTensorDesc(f32, [4, 4]), cd.BufferTensorDesc(i64, [3, 3]),
+    ...                                 [cd.BufferTensorDesc(f32, [3, 2, 2])])
+    >>> desc.window_count
+    3
+    """
+
+    NAME = "WindowsBatch"
+    _WHOLE = "input_tensor"
+    _TABLE_TYPE = TensorDataType.from_dtype(_plan.WINDOW_TABLE_DTYPE)
+    input_tensor: BufferTensorDesc = field(metadata=INPUT)
+    window_table_tensor: BufferTensorDesc = field(metadata=INPUT)
+    output_tensors: tuple[BufferTensorDesc, ...] = field(metadata=OUTPUTS)
+    per_sample: bool = field(default=False, kw_only=True)
+    feature_level: FeatureLevel | None = field(default=None, kw_only=True)
+
+    @property
+    def _window_type(self) -> TensorDataType:
+        return self.input_tensor.data_type
+
+    @property
+    def per_window(self) -> bool:
+        """Whether the outputs are one per window, rather than one tensor that holds every
+        window's: several, or with a table owned by DML, one whose box has one dimension fewer
+        than the table's rows hold words."""
+        outputs, table = self.output_tensors, self.window_table_tensor
+        return len(outputs) > 1 or (
+            self.table_owned
+            and len(outputs) == 1
+            and table.dimension_count == 2
+            and outputs[0].dimension_count == table.sizes[1] - 1
+        )
+
+    def _validate(self, v):
+        x, outputs, n = self.input_tensor, self.output_tensors, self.window_count
+        for k, out in enumerate(outputs):
+            if out.data_type != x.data_type:
+                v.add(
+                    f"OutputTensors[{k}].DataType = {out.data_type.name} differs from InputTensor.DataType = "
+                    f"{x.data_type.name}"
+                )
+        if not outputs:
+            return  # the shared rules say so
+        what = "its first element, then a step per dimension"
+        if self.per_window:
+            if not self.table_owned:
+                v.add(
+                    f"OutputCount = {len(outputs)}: windows of their own sizes need a table given when "
+                    "compiling (WindowTableTensor.Flags OWNED_BY_DML); else one tensor holds every window's"
+                )
+            if len(outputs) != n:
+                v.add(f"OutputCount = {len(outputs)} differs from the table's {n} windows")
+            ranks = {out.dimension_count for out in outputs}
+            if len(ranks) > 1:
+                v.add(f"OutputTensors' DimensionCounts {sorted(ranks)} differ: every window has as many dimensions")
+            self._table_rule(v, 1 + outputs[0].dimension_count, what)
+            return
+        out = outputs[0]
+        if out.dimension_count < 2:
+            v.add(
+                f"OutputTensors[0].DimensionCount = {out.dimension_count} must be at least 2: the windows, then "
+                "their box"
+            )
+            return
+        if out.sizes[0] != n:
+            v.add(f"OutputTensors[0].Sizes[0] = {out.sizes[0]} differs from the table's {n} windows")
+        self._table_rule(v, out.dimension_count, f"{what} of the box")
+        strides = out.effective_strides
+        if not self.table_owned and not _plan.is_packed(out.sizes[1:], strides[1:]):
+            v.add(
+                f"OutputTensors[0].Strides = {strides} leave a window's elements apart or out of order: the "
+                "kernels write each window as one run (a table given when compiling, OWNED_BY_DML, lifts this)"
+            )
+
+    def to_plan(self, input_strides=None, output_strides=None, constants=None):
+        """Lower to a plan: a ``WindowPlan`` reading the table as input 1, or with the table's
+        values in ``constants`` (``{1: table}``, for a table owned by DML), a ``CopyPlan``.
+        Strides as ``_OperatorDesc.to_plan``'s (the table's are not read)."""
+        if input_strides is None:
+            input_strides = [self.input_tensor.effective_strides]
+        if output_strides is None:
+            output_strides = [t.effective_strides for t in self.output_tensors]
+        e = self.input_tensor.data_type.element_size
+        table = (constants or {}).get(1)
+        if self.table_owned != (table is not None):
+            raise TypeError(
+                f"{self.NAME}: the table's values are given when compiling (constants={{1: table}}) exactly when "
+                "WindowTableTensor has OWNED_BY_DML"
+            )
+        if table is not None:
+            if tuple(table.shape) != self.window_table_tensor.sizes:
+                raise ValueError(
+                    f"{self.NAME}: the table given has shape {tuple(table.shape)}; WindowTableTensor.Sizes = "
+                    f"{self.window_table_tensor.sizes}"
+                )
+            if self.per_window:
+                boxes = [t.sizes for t in self.output_tensors]
+                return _plan.window_copies(e, table, boxes, output_strides)
+            sizes, strides = self.output_tensors[0].sizes, output_strides[0]
+            return _plan.window_copies(e, table, [sizes[1:]], [strides[1:]], strides[0])
+        sizes, strides = self.output_tensors[0].sizes, tuple(output_strides[0])
+        if not _plan.is_packed(sizes[1:], strides[1:]):
+            raise ValueError(f"{self.NAME}: output strides {strides} leave a window's elements apart or out of order")
+        in_strides, low, high = input_strides[0], 0, 0
+        for size, stride in zip(self.input_tensor.sizes, in_strides):
+            if stride < 0:
+                low += (size - 1) * stride
+            else:
+                high += (size - 1) * stride
+        return _plan.WindowPlan(e, sizes[1:], strides[1:], strides[0], self.window_count, low, high)
+
+
+@dataclass(frozen=True, repr=False)
+class WindowsBatchGradOperatorDesc(_WindowsBatchDesc):
+    """cudadml's own operator, not DirectML's: the gradient of ``WindowsBatchOperatorDesc``.
+
+    Every element of ``output_gradient_tensor`` receives the sum, in window order, of the
+    gradients of the windows that read it (the first as it is, the others added), and 0 where
+    none did; with ``per_sample``, its dimension 0 is the window index and only window ``n``
+    reads sample ``n``. The table (``plan.grad_window_table``'s rows, as 8-byte words) says per
+    window where its gradient's elements lie, counted from element 0 of the first input
+    gradient, and which elements of the output gradient they go to. Binding order: the first
+    input gradient, the table, then the other input gradients (the kernels read the table as
+    input 1).
+
+    How elements add follows the data types: floats add (``FLOAT16`` into a ``FLOAT32``
+    output, which the caller rounds), integers wrap; with ``per_sample`` nothing adds, and
+    elements of any type move.
+
+    Parameters
+    ----------
+    input_gradient_tensors : sequence of BufferTensorDesc
+        The windows' gradients: one tensor whose ``Sizes[0]`` is the number of windows, or one
+        per window. Only their data type and bindings count: the table locates each element.
+    window_table_tensor : BufferTensorDesc
+        ``UINT64``, of sizes ``(N, W)``: a row of ``plan.grad_window_dtype(R)`` per window, ``W``
+        8-byte words, ``R`` the output gradient's dimension count (less the sample axis).
+    output_gradient_tensor : BufferTensorDesc
+        The tensor the windows were read from: every element is written.
+    per_sample : bool, default False
+        Window ``n`` lies in sample ``n``: dimension 0 is the window index.
+    {feature_level}
+
+    Raises
+    ------
+    {raises}
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> from cudadml.plan import grad_window_dtype
+    >>> f32, u64 = cd.TensorDataType.FLOAT32, cd.TensorDataType.UINT64
+    >>> words = grad_window_dtype(2).itemsize // 8
+    >>> desc = WindowsBatchGradOperatorDesc([cd.BufferTensorDesc(f32, [3, 2, 2])], cd.BufferTensorDesc(u64, [3, words]),
+    ...                                     cd.BufferTensorDesc(f32, [4, 4]))
+    >>> desc.compile().plan.kind  # floats add
+    24
+    """
+
+    NAME = "WindowsBatchGrad"
+    _WHOLE = "output_gradient_tensor"
+    _TABLE_TYPE = TensorDataType.UINT64
+    input_gradient_tensors: tuple[BufferTensorDesc, ...] = field(metadata=INPUTS)
+    window_table_tensor: BufferTensorDesc = field(metadata=INPUT)
+    output_gradient_tensor: BufferTensorDesc = field(metadata=OUTPUT)
+    per_sample: bool = field(default=False, kw_only=True)
+    feature_level: FeatureLevel | None = field(default=None, kw_only=True)
+
+    @cached_property
+    def input_tensors(self) -> tuple[BufferTensorDesc, ...]:
+        """The input tensors, in binding order: the first gradient, the table, the others."""
+        first, *others = self.input_gradient_tensors or (None,)
+        return tuple(t for t in (first, self.window_table_tensor, *others) if t is not None)
+
+    @property
+    def _window_type(self) -> TensorDataType:
+        grads = self.input_gradient_tensors
+        return grads[0].data_type if grads else self.output_gradient_tensor.data_type
+
+    @property
+    def kind(self) -> int:
+        """How elements add (``plan.WindowGradPlan.kind``)."""
+        t = self._window_type
+        if self.per_sample:
+            return t.element_size
+        return (20 if t in _FLOATS else 10) + t.element_size
+
+    def _validate(self, v):
+        grads, out, n = self.input_gradient_tensors, self.output_gradient_tensor, self.window_count
+        t = self._window_type
+        for k, g in enumerate(grads[1:], 1):
+            if g.data_type != t:
+                v.add(
+                    f"InputGradientTensors[{k}].DataType = {g.data_type.name} differs from "
+                    f"InputGradientTensors[0].DataType = {t.name}"
+                )
+        if grads and len(grads) != n and (len(grads) != 1 or grads[0].sizes[0] != n):
+            v.add(
+                f"InputGradientCount = {len(grads)}: one tensor whose Sizes[0] is the table's {n} windows, "
+                "or one per window"
+            )
+        summed = TensorDataType.FLOAT32 if t == TensorDataType.FLOAT16 and not self.per_sample else t
+        if out.data_type != summed:
+            why = "the sum of FLOAT16 gradients, rounded by the caller" if summed != t else "the gradients' type"
+            v.add(f"OutputGradientTensor.DataType = {out.data_type.name} must be {summed.name} ({why})")
+        if self.per_sample and out.sizes[0] != n:
+            v.add(
+                f"OutputGradientTensor.Sizes[0] = {out.sizes[0]} differs from the table's {n} windows "
+                "(per_sample: one window per sample)"
+            )
+        rank = out.dimension_count - self.per_sample
+        if rank:
+            words = _plan.grad_window_dtype(rank).itemsize // 8
+            self._table_rule(v, words, f"plan.grad_window_dtype({rank})")
+
+    def _lower(self, input_strides, output_strides):
+        out = self.output_gradient_tensor
+        return _plan.WindowGradPlan(self.kind, out.sizes, tuple(output_strides[0]), self.per_sample, self.window_count)
+
+
+_FLOATS = frozenset({TensorDataType.FLOAT16, TensorDataType.FLOAT32, TensorDataType.FLOAT64})
 
 
 def tensors_text(tensors, most=3) -> str:

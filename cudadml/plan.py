@@ -10,7 +10,10 @@ Two forms:
 * ``WindowPlan`` and ``WindowGradPlan``: many windows of one array (``slice1_batch``) and their
   gradient. The plan fixes what every call shares (sizes, output layout, number of windows);
   where each window lies comes with each call as a table (input 1), since windows change
-  from call to call (random crops) while the compiled plan stays.
+  from call to call (random crops) while the compiled plan stays. The tables' formats are
+  this module's (``window_table``, ``grad_window_dtype`` and ``grad_window_table``), read by
+  every backend; ``window_copies`` turns a window plan and a table known when compiling into
+  a ``CopyPlan``.
 
 Each is simplified before execution: size-1 dimensions dropped, dimensions that are contiguous
 on both sides merged, and (copies) dimensions ordered and flipped so the output is walked
@@ -19,6 +22,7 @@ forwards, outermost stride first.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -31,8 +35,14 @@ __all__ = [
     "WindowGradPlan",
     "WindowPlan",
     "best_walk",
+    "fast_division",
     "fill_pattern",
+    "grad_window_dtype",
+    "grad_window_table",
     "merge_phases",
+    "window_copies",
+    "window_starts",
+    "window_table",
 ]
 
 
@@ -284,10 +294,11 @@ class SliceGradPlan:
 class WindowPlan:
     """``num_windows`` copies of the box ``sizes``: window ``n`` writes output element
     ``n * out_window + sum c_i * out_strides_i`` from input element ``offset_n + sum c_i *
-    stride_n,i``, where input 1 (the table) holds ``num_windows`` rows of ``1 + len(sizes)``
-    int64: ``offset_n`` and the signed strides ``stride_n,i``. The input's elements lie
-    between element offsets ``in_low`` and ``in_high`` (inclusive) from its element 0. The
-    kernels take windows whose output is packed (``packed``); the others run as copy jobs."""
+    stride_n,i``, where input 1 (the table, ``window_table``) holds ``num_windows`` rows of
+    ``1 + len(sizes)`` int64: ``offset_n`` and the signed strides ``stride_n,i``. The input's
+    elements lie between element offsets ``in_low`` and ``in_high`` (inclusive) from its
+    element 0. The kernels take windows whose output is packed (``packed``); the others run
+    as copies (``window_copies``)."""
 
     element_size: int
     sizes: tuple[int, ...]
@@ -313,10 +324,11 @@ class WindowGradPlan:
     receives the sum, in window order, of the output-gradient elements of the windows that
     read ``x``, and 0 where none did. Input 1 (the table) holds per window its output
     gradient's first element and, per dimension, ``(start, count, dy_stride, step)`` with
-    ``step > 0`` (``kernels.grad_window_dtype``). ``per_sample``: dimension 0 of ``sizes`` is
-    the window index, and only that window is asked. ``kind``: how elements add (the kernels'
-    ``GradKind``): ``element_size`` moves words (at most one window per element), ``10 + size``
-    wraps integers, ``20 + size`` adds floats (half: into a float32 output)."""
+    ``step > 0`` (``grad_window_dtype``, ``grad_window_table``). ``per_sample``: dimension 0
+    of ``sizes`` is the window index, and only that window is asked. ``kind``: how elements
+    add (the kernels' ``GradKind``): ``element_size`` moves words (at most one window per
+    element), ``10 + size`` wraps integers, ``20 + size`` adds floats (half: into a float32
+    output)."""
 
     kind: int
     sizes: tuple[int, ...]
@@ -380,14 +392,40 @@ def plan_slice_grad(element_size, sizes, out_strides, windows, in_strides) -> Sl
     ).simplified()
 
 
-def plan_windows(element_size, offsets, steps, counts, out_strides, out_window, in_extent):
-    """``slice1_batch``'s windows of one box ``counts``: window ``n`` reads input element
-    ``offsets[n] + sum c_i * steps[n, i]`` (``steps``: signed element strides, ``(N, d)``) and
-    writes output element ``n * out_window + sum c_i * out_strides[i]``; ``in_extent``: the
-    input's ``(in_low, in_high)`` (``WindowPlan``). Returns the
-    ``WindowPlan`` and its table, with size-1 dimensions dropped and dimensions merged where
-    every window and the output are contiguous across them (so the table is per call, the
-    plan the same for every call of the same sizes and layouts)."""
+#: The element type of a ``WindowPlan``'s table (``window_table``).
+WINDOW_TABLE_DTYPE = np.dtype(np.int64)
+
+
+def window_starts(offsets, sizes, strides, in_strides, per_sample=False):
+    """Where ``slice1_batch``'s windows start and how they step, in the input's elements.
+
+    Window ``n`` lies at ``offsets[n]`` (``(N, d)``) with ``sizes`` and signed ``strides``
+    (``(d,)`` for every window, or ``(N, d)``) on an input of element strides ``in_strides``
+    (with ``per_sample``, of ``d + 1`` dimensions: window ``n`` in sample ``n``). Returns
+    ``(starts, steps)``: each window's first element read (its end along dimensions read
+    backwards), ``(N,)``, and its signed element steps, ``(N, d)``."""
+    element_strides = np.array(in_strides[1:] if per_sample else in_strides, np.int64)
+    starts = offsets @ element_strides
+    if len(offsets) and int(strides.min()) < 0:  # a negative stride reads its window from the end
+        starts += ((strides < 0) * (sizes - 1)) @ element_strides
+    if per_sample:
+        starts = starts + np.arange(len(offsets), dtype=np.int64) * in_strides[0]
+    steps = strides * element_strides
+    if steps.ndim == 1:  # one row of steps for every window
+        steps = np.broadcast_to(steps, offsets.shape)
+    return starts, steps
+
+
+def window_table(starts, steps, counts, out_strides):
+    """The box a ``WindowPlan`` walks for windows that start at ``starts`` (``(N,)``) and step
+    by ``steps`` (signed element strides, ``(N, d)``) over ``counts`` elements, each written
+    to an output of element strides ``out_strides``; and its table.
+
+    Size-1 dimensions are dropped, and dimensions merged where every window and the output
+    are contiguous across them (so the table is per call, the box the same for every call of
+    the same sizes and layouts). Returns ``(sizes, out_strides, table)``: the box, its output
+    strides and the table, a row of ``1 + len(sizes)`` ``WINDOW_TABLE_DTYPE`` per window: its
+    first element, then its steps."""
     steps = np.asarray(steps, np.int64)
     dims: list[tuple[int, np.ndarray, int]] = []  # (count, steps of every window, output stride)
     for i, count in enumerate(counts):
@@ -400,12 +438,115 @@ def plan_windows(element_size, offsets, steps, counts, out_strides, out_window, 
         dims.append((count, column, out_strides[i]))
     if not dims:  # windows of one element
         dims.append((1, np.ones(len(steps), np.int64), 1))
-    table = np.empty((len(steps), 1 + len(dims)), np.int64)
-    table[:, 0] = offsets
+    table = np.empty((len(steps), 1 + len(dims)), WINDOW_TABLE_DTYPE)
+    table[:, 0] = starts
     for k, (_, column, _) in enumerate(dims):
         table[:, 1 + k] = column
-    sizes, out = tuple(d[0] for d in dims), tuple(d[2] for d in dims)
-    return WindowPlan(element_size, sizes, out, out_window, len(steps), *in_extent), table
+    return tuple(d[0] for d in dims), tuple(d[2] for d in dims), table
+
+
+def window_copies(element_size, table, boxes, out_strides, out_window=None) -> CopyPlan:
+    """Windows whose table (``window_table``'s rows) is known when compiling, as copies:
+    window ``n`` copies ``boxes[n]`` from the input at ``table[n]`` to output ``n``, of
+    element strides ``out_strides[n]``; or, with ``out_window``, every window the one box
+    ``boxes[0]`` to output 0, window ``n`` from element ``n * out_window`` on."""
+    rows = table.tolist()
+    if out_window is None:
+        jobs = (
+            _window_job(n, box, row, strides, 0) for n, (row, box, strides) in enumerate(zip(rows, boxes, out_strides))
+        )
+    else:
+        box, strides = tuple(boxes[0]), tuple(out_strides[0])
+        jobs = (_window_job(0, box, row, strides, n * out_window) for n, row in enumerate(rows))
+    return CopyPlan(element_size, tuple(jobs))
+
+
+def _window_job(output, box, row, out_strides, out_offset) -> CopyJob:
+    """``CopyJob.simplified`` of a window's copy: for a packed output (the common case: a
+    result of its own) it drops size-1 dimensions and merges, the output's order being the
+    box's already; any other output takes the general walk."""
+    if is_packed(box, out_strides):
+        dims = [d for d in zip(box, row[1:], out_strides) if d[0] != 1]
+        sizes, (in_strides, strides) = (
+            merge_contiguous(*(list(c) for c in zip(*dims))) if dims else ((1,), ((0,), (0,)))
+        )
+        return CopyJob(0, output, sizes, in_strides, strides, row[0], out_offset)
+    return CopyJob(0, output, tuple(box), tuple(row[1:]), tuple(out_strides), row[0], out_offset).simplified()
+
+
+@functools.cache  # per call: a new dtype costs more than the table's arithmetic
+def grad_window_dtype(rank):
+    """One row of a ``WindowGradPlan``'s table (windows.cu's ``GradWindow<rank>``): the
+    window's output gradient's first element, and per dimension ``(start, count, dy_stride,
+    step)`` with the step's ``fast_division`` magic for 64- and 32-bit indices and its shift."""
+    dim = np.dtype(
+        [
+            ("start", np.int64),
+            ("count", np.int64),
+            ("dy_stride", np.int64),
+            ("step", np.int64),
+            ("magic64", np.uint64),
+            ("magic32", np.uint32),
+            ("shift", np.uint32),
+        ],
+        align=True,
+    )
+    return np.dtype([("dy_offset", np.int64), ("dims", dim, (rank,))], align=True)
+
+
+def grad_window_table(offsets, sizes, strides, counts, dy_offsets, dy_strides, pairs=False, keep=None):
+    """The table of a ``WindowGradPlan`` for ``slice1_batch``'s windows.
+
+    Window ``n`` lies at ``offsets[n]`` (``(N, d)``) with ``sizes`` and signed ``strides``
+    (``(d,)`` or ``(N, d)``) and takes ``counts`` (``(d,)`` or ``(N, d)``) elements; its
+    gradient's element ``c`` lies at ``dy_offsets[n] + sum c * dy_strides[n]`` (elements;
+    ``dy_strides`` ``(d,)`` or ``(N, d)``). ``pairs``: every element is a pair of reals, one
+    more, innermost, dimension of 2. ``keep``: the dimensions of the output gradient that the
+    plan keeps (it may drop dimensions of size 1, which every window takes whole), all by
+    default. Returns ``N`` rows of ``grad_window_dtype(R)`` (``R`` dimensions: the kept ones,
+    and the pair), as ``(N, W)`` unsigned 8-byte words, the table's tensor."""
+    n, d = offsets.shape
+    starts = np.where(strides < 0, offsets + sizes - 1, offsets)
+    counts = np.broadcast_to(counts, (n, d))
+    steps = np.broadcast_to(strides, (n, d))
+    dy_strides = np.broadcast_to(dy_strides, (n, d))
+    if keep is not None:
+        starts, counts, steps, dy_strides = (a[:, keep] for a in (starts, counts, steps, dy_strides))
+    if pairs:
+        rows = len(starts)
+        starts, steps = np.c_[starts, np.zeros(rows, np.int64)], np.c_[steps, np.ones(rows, np.int64)]
+        counts, dy_strides = np.c_[counts, np.full(rows, 2, np.int64)], np.c_[dy_strides, np.ones(rows, np.int64)]
+    rows = _grad_rows(dy_offsets, starts, steps, counts, dy_strides)
+    return rows.view(np.uint64).reshape(len(rows), rows.dtype.itemsize // 8)
+
+
+def _grad_rows(dy_offsets, starts, steps, counts, dy_strides):
+    """``grad_window_table``'s rows: per window ``n`` (rows of the ``(N, D)`` arrays), dimension
+    ``d``, the output gradient's element ``c`` was read from input coordinate ``starts + steps
+    * c`` (``steps`` signed, never 0), ``0 <= c < counts``, and lies at ``dy_offsets[n] + sum c
+    * dy_strides``. Negative steps are walked from the other end."""
+    starts, steps, counts, dy_strides = (np.asarray(a, np.int64) for a in (starts, steps, counts, dy_strides))
+    n, rank = steps.shape
+    table = np.zeros(n, grad_window_dtype(rank))
+    back = steps < 0
+    table["dy_offset"] = dy_offsets + np.where(back, dy_strides * (counts - 1), 0).sum(axis=1)
+    dims = table["dims"]
+    dims["start"] = np.where(back, starts + steps * (counts - 1), starts)
+    dims["count"], dims["dy_stride"] = counts, np.where(back, -dy_strides, dy_strides)
+    dims["step"] = step = np.abs(steps)
+    for v in np.unique(step):  # few distinct steps: the magic of each, for both index widths
+        at = step == v
+        dims["magic64"][at], shift = fast_division(int(v), 64)
+        dims["magic32"][at], dims["shift"][at] = fast_division(int(v), 32)[0], shift
+    return table
+
+
+def fast_division(d: int, bits: int = 32) -> tuple[int, int]:
+    """``(magic, shift)`` for ``Divider`` in common.cuh: ``n // d == (mulhi(n, m) + n) >> s``
+    for ``0 <= n < 2**(bits - 1)``, where ``mulhi`` is the high half of the ``2 * bits``-bit
+    product."""
+    s = (d - 1).bit_length()
+    return ((2**bits * ((1 << s) - d)) // d + 1) % 2**bits, s
 
 
 def plan_split(element_size, input_sizes, output_sizes, axis, in_strides, out_strides_list) -> CopyPlan:

@@ -8,6 +8,11 @@ rules then apply to every call; ``out=`` arrays are bindings like any other. Res
 allocated here: one array, or for several results (a split) one allocation that they are
 views of. Empty results are made as NumPy makes them, without a descriptor.
 
+Many windows (``slice1_batch`` and its gradient) take the same route through their own
+operator (``WindowsBatchOperatorDesc``), compiled for the sizes and layouts and kept apart from
+the windows, which come with each call as a table: built by the plan layer, placed by the
+backend (``stage``), bound as one of the operator's inputs.
+
 NumPy arrays run on the host backend; CuPy arrays (and CUDA arrays exposing
 ``__cuda_array_interface__`` or ``__dlpack__``, taken without a copy) through the kernels.
 Adapters for other array libraries run their operations here on views of their arrays.
@@ -15,9 +20,9 @@ Adapters for other array libraries run their operations here on views of their a
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import functools
+import math
 import operator
 import sys
 import threading
@@ -27,13 +32,23 @@ import numpy as np
 
 from . import messages
 from ._memory import address_of, element_strides
-from .backends import backend_for, kernels
-from .bindings import Bindings, Slot, check_element_dtype, check_layout
-from .calls import Call, Slice1Batch, Slice1BatchGrad, common_dtype
-from .compiled import CompiledOperator
+from .backends import CUDA
+from .bindings import check_element_dtype
+from .calls import Call, Slice1Batch, Slice1BatchGrad, common_dtype, data_type
+from .compiled import CompiledOperator, check_views
+from .enums import TensorDataType, TensorFlags
 from .errors import BindingError, DescriptorError
-from .plan import CopyJob, CopyPlan, WindowGradPlan, plan_windows
-from .tensor import MAX_DIMENSIONS, packed_strides
+from .operators import WindowsBatchGradOperatorDesc, WindowsBatchOperatorDesc
+from .plan import (
+    WINDOW_TABLE_DTYPE,
+    grad_window_dtype,
+    grad_window_table,
+    is_packed,
+    merge_contiguous,
+    window_starts,
+    window_table,
+)
+from .tensor import MAX_DIMENSIONS, SPAN_RULE, BufferTensorDesc, packed_strides
 
 __all__ = ["CACHE_BYTES", "ELEMENT_STRIDES", "PLAIN", "describe", "entry_for", "run", "run_on_device"]
 
@@ -196,9 +211,7 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
     if batch is not None:
         return batch(operation, inputs, outs, stream)
     x = inputs[0]
-    dtype = x.dtype
-    if operation.directml_types is False and dtype.itemsize == 16:
-        return _on_words(operation, inputs, outs, stream)
+    dtype = x.dtype  # 16-byte elements too: their entry binds them as pairs of words (``_build_words``)
     kind = "numpy" if isinstance(x, np.ndarray) else "cupy"
     call = _new_call(  # entry_for's lookup, inline: a call in between costs NumPy and CuPy calls 3%
         Call,
@@ -397,6 +410,12 @@ def _result_view(name, k, out_layout, shape, dtype, per_element=None):
 
 def _build(call):
     _, operation, kind, device, dtype, layouts, out_layouts = call
+    if dtype.itemsize == 16 and operation.directml_types is False:
+        return _build_words(operation, kind, device, dtype, layouts, out_layouts)
+    return _build_entry(operation, kind, device, dtype, layouts, out_layouts)
+
+
+def _build_entry(operation, kind, device, dtype, layouts, out_layouts):
     name = operation.NAME
     per_element = 1 if kind == ELEMENT_STRIDES else dtype.itemsize  # stride units in an element
     d = operation.describe(dtype, [shape for shape, _ in layouts])
@@ -435,20 +454,42 @@ def _build(call):
 
 # ---- 16-byte elements ---------------------------------------------------------------------------
 # DirectML has no 16-byte data type: with directml_types=False, an array of 16-byte elements
-# (complex128, V16, ...) is handed to the operators as a view of pairs of 8-byte words, a
-# trailing axis of 2 (one more dimension), and results are viewed back. No byte is copied.
+# (complex128, V16, ...) is handed to the operators as pairs of 8-byte words, a trailing axis
+# of 2 (one more dimension). The call's entry is compiled for the word layouts of its arrays'
+# layouts, and binds the arrays themselves (a binding is an address; the entry's key fixed the
+# layouts), so such a call costs what any other does. No byte is copied.
+
+_WORD = np.dtype(np.uint64)
 
 
-def _words(a):
-    """``a``'s 16-byte elements as pairs of 8-byte words: a view with a trailing axis of 2."""
-    if isinstance(a, np.ndarray):
-        return a[..., None].view(np.uint64)
-    cupy = sys.modules["cupy"]
-    return cupy.ndarray((*a.shape, 2), np.uint64, memptr=a.data, strides=(*a.strides, 8))
+def _build_words(operation, kind, device, dtype, layouts, out_layouts):
+    """``_build`` of a call on 16-byte elements: the entry of ``operation.words()`` on the word
+    layouts of ``layouts``, whose results are the 16-byte elements' shapes."""
+    _check_words_rank(operation, layouts[0][0])
+    if out_layouts is not None:
+        for _, _, out_dtype in out_layouts:
+            if out_dtype != dtype:
+                raise TypeError(f"{operation.NAME}: out has dtype {out_dtype}; the result has dtype {dtype}")
+        out_layouts = tuple((*_word_layout(kind, shape, strides), _WORD) for shape, strides, _ in out_layouts)
+    words = tuple(_word_layout(kind, shape, strides) for shape, strides in layouts)
+    try:
+        entry = _build_entry(operation.words(), kind, device, _WORD, words, out_layouts)
+    except DescriptorError as e:
+        raise messages.of_words(e, dtype) from None
+    entry.shapes = tuple(s[:-1] for s in entry.shapes)
+    return entry
+
+
+def _word_layout(kind, shape, strides):
+    """The layout of pairs of 8-byte words that an array of 16-byte elements of ``shape`` and
+    ``strides`` (in bytes, or in elements for ``ELEMENT_STRIDES``) is."""
+    if kind == ELEMENT_STRIDES:
+        return (*shape, 2), (*(2 * s for s in strides), 1)
+    return (*shape, 2), (*strides, 8)
 
 
 def _elements(words, dtype):
-    """The inverse of ``_words``: the 16-byte elements of a view of word pairs."""
+    """The 16-byte elements of a view of word pairs (a trailing axis of 2)."""
     if isinstance(words, np.ndarray):
         return words.view(dtype)[..., 0]
     cupy = sys.modules["cupy"]
@@ -464,104 +505,45 @@ def _check_words_rank(operation, shape):
         )
 
 
-def _on_words(operation, inputs, outs, stream):
-    name, dtype = operation.NAME, inputs[0].dtype
-    _check_words_rank(operation, inputs[0].shape)
-    if outs is not None:
-        for o in outs:
-            if o.dtype != dtype:
-                raise TypeError(f"{name}: out has dtype {o.dtype}; the result has dtype {dtype}")
-    try:
-        results = run(operation.words(), [_words(x) for x in inputs], outs and [_words(o) for o in outs], stream)
-    except DescriptorError as e:
-        raise messages.of_words(e, dtype) from None
-    return outs if outs is not None else [_elements(r, dtype) for r in results]
-
-
 # ---- many windows -------------------------------------------------------------------------------
-# slice1_batch and its gradient: the windows come as a table with each call (``plan``'s
-# WindowPlan, WindowGradPlan), so what is compiled and cached is keyed by the sizes and
-# layouts alone (``_windows_entry``), and a new set of windows costs a table, not a compile.
+# slice1_batch and its gradient run as operators like the others (``WindowsBatchOperatorDesc``
+# and its gradient): compiled for the sizes and layouts alone and kept (``_windows_op``,
+# ``_window_grad_op``), while the windows come with each call as a table (built by the plan
+# layer, placed by the backend: ``stage``), bound as the operator's input 1. Windows copied per
+# call (an out whose windows are not packed, addresses that are not whole elements, windows of
+# their own sizes, boxes of MAX_DIMENSIONS) compile an operator whose table is given when
+# compiling (owned by DML): it is folded into copies, and the operator is not kept.
+
+_OWNED = TensorFlags.OWNED_BY_DML
+_TABLE_TYPE = TensorDataType.from_dtype(WINDOW_TABLE_DTYPE)
 
 
-class _WindowsEntry:
-    """The binding rules and each backend's launches for one plan on arrays of given layouts."""
-
-    __slots__ = ("bindings", "plan", "prepared")
-
-    def __init__(self, name, itemsize, in_views, out_views, plan, device):
-        in_slots = [Slot(f"inputs[{k}]", itemsize, *v) for k, v in enumerate(in_views)]
-        out_slots = [Slot(f"outputs[{k}]", s, *v) for k, (s, *v) in enumerate(out_views)]
-        check_layout(out_slots, name)
-        self.bindings = Bindings(name, in_slots, out_slots, device)
-        self.plan, self.prepared = plan, {}
-
-    def run(self, inputs, outputs, table, new_outputs, stream):
-        """Check the bindings, then run with ``table`` (a NumPy array) as the plan's input 1."""
-        kind, addresses, owners, address_bits = self.bindings.bind(inputs, outputs, True, new_outputs)
-        backend = backend_for(kind)
-        prepared = self.prepared.get(backend)
-        if prepared is None:
-            slots = self.bindings.out_slots
-            prepared = self.prepared[backend] = backend.prepare(self.plan, [(s.low, s.high) for s in slots])
-        if kind == "numpy":
-            table_address, done = table.ctypes.data, None
-        elif table.size:
-            cupy = sys.modules["cupy"]
-            with cupy.cuda.Device(outputs[0].data.device_id):
-                stream = stream or cupy.cuda.get_current_stream()
-                table, done = _on_device(table, stream)
-            table_address = table.data.ptr
-        else:  # a plan of copy jobs reads no table
-            table_address, done = 0, None
-        ins = [addresses[0][0], table_address, *addresses[0][1:]]
-        try:
-            backend.run(
-                prepared, (ins, addresses[1]), ([owners[0][0], table, *owners[0][1:]], owners[1]), stream, address_bits
-            )
-        finally:  # the copy is queued: its memory stays until the stream passes this point
-            if done is not None:
-                done(stream)
+_data_type = functools.lru_cache(maxsize=64)(data_type)  # (the call checked the dtype: no message is made)
 
 
-_windows_entries = functools.lru_cache(maxsize=256)(_WindowsEntry)
-#: Per device, the stream that window tables travel on, beside the caller's: the copy runs
-#: while the GPU finishes earlier work, instead of after it.
-_table_streams: dict = {}
-#: ``(event, pinned host copy, device copy)`` of tables that a launch may still read, until
-#: the event after that launch completes: neither memory is handed out again before.
-_staged = collections.deque()
-_staged_lock = threading.Lock()
+@functools.lru_cache(maxsize=1024)
+def _tensor(data_type, sizes, flags=TensorFlags.NONE):
+    """A windows batch's tensor: its batch holds any number of elements (cudadml's own operator
+    indexes them in 64 bits; the bound of a DirectML buffer does not apply). Kept: windows of
+    their own sizes describe a tensor per window, per call."""
+    token = SPAN_RULE.set(False)
+    try:
+        return BufferTensorDesc(data_type, sizes, flags=flags)
+    finally:
+        SPAN_RULE.reset(token)
 
 
-def _on_device(table, stream):
-    """A device copy of the NumPy array ``table`` for a launch on ``stream`` (on the current
-    device): copied from pinned memory on the device's table stream, which ``stream`` then
-    waits for. Returns the copy and ``done(stream)``, to be called after the launch."""
-    cupy = sys.modules["cupy"]
-    with _staged_lock:  # threads share it: each entry leaves once, when its launch is done
-        while _staged and _staged[0][0].done:
-            _staged.popleft()
-    device_id = cupy.cuda.Device().id
-    side = _table_streams.get(device_id)
-    if side is None:
-        side = _table_streams.setdefault(device_id, cupy.cuda.Stream(non_blocking=True))
-    with side:
-        device = cupy.empty(table.shape, table.dtype)
-    pinned = cupy.cuda.alloc_pinned_memory(table.nbytes)
-    np.frombuffer(pinned, table.dtype, table.size)[...] = table.ravel()
-    cupy.cuda.runtime.memcpyAsync(device.data.ptr, pinned.ptr, table.nbytes, 1, side.ptr)  # 1: host to device
-    copied = cupy.cuda.Event(block=False, disable_timing=True)
-    copied.record(side)
-    stream.wait_event(copied)
-
-    def done(stream):
-        launched = cupy.cuda.Event(block=False, disable_timing=True)
-        launched.record(stream)
-        with _staged_lock:
-            _staged.append((launched, pinned, device))
-
-    return device, done
+def _described(shape, strides, first=1):
+    """``(sizes, element strides)`` of a descriptor's tensor for an array of ``shape`` and
+    element ``strides`` whose elements it reads: the array's own; past MAX_DIMENSIONS, with
+    size-1 dimensions dropped and dimensions merged where contiguous, the first ``first`` kept
+    as they are (the same elements, fewer dimensions); None where that leaves too many."""
+    if len(shape) <= MAX_DIMENSIONS:
+        return tuple(shape), tuple(strides)
+    sizes, (merged,) = merge_contiguous(shape[first:], strides[first:])
+    if first + len(sizes) > MAX_DIMENSIONS:
+        return None
+    return (*shape[:first], *sizes), (*strides[:first], *merged)
 
 
 def _view(a, itemsize):
@@ -574,6 +556,53 @@ def _misaligned(arrays, itemsize) -> bool:
     return any(address_of(a) % itemsize for a in arrays)
 
 
+def _execute(op, inputs, table, outputs, kind, device, stream, new):
+    """``op`` on ``inputs`` and the host ``table`` (its input 1), placed by the backend."""
+    if kind == "numpy":  # host memory: the host backends read the table where it is
+        op._execute_known_layouts([inputs[0], table, *inputs[1:]], outputs, stream, new)
+        return
+    table, stream, release = CUDA.stage(table, device, stream)
+    try:
+        op._execute_known_layouts([inputs[0], table, *inputs[1:]], outputs, stream, new)
+    finally:  # the copy is queued: its memory stays until the stream passes this point
+        release()
+
+
+@functools.lru_cache(maxsize=256)
+def _windows_op(dtype, directml_types, level, per_sample, x_view, out_view, box, box_strides, device):
+    """The windows batch compiled for an input and an output of these layouts, whose windows
+    walk ``box`` (``plan.window_table``'s): the table is bound per call."""
+    t = _data_type(dtype, directml_types)
+    n = out_view[0][0]
+    x = _described(*x_view)
+    desc = WindowsBatchOperatorDesc(
+        _tensor(t, x[0]),
+        _tensor(_TABLE_TYPE, (n, 1 + len(box))),
+        [_tensor(t, (n, *box))],
+        per_sample=per_sample,
+        feature_level=level,
+    )
+    table_view = (n, 1 + len(box)), (1 + len(box), 1)
+    views = ([(*x_view, x[1]), table_view], [(*out_view, (out_view[1][0], *box_strides))])
+    return CompiledOperator(desc, device, views=views, load=False)
+
+
+def _windows_copied(operation, x, x_view, table, outputs, out_views, device, placed_at=None):
+    """The windows batch of ``table`` (known now: folded into copies) into ``outputs``, each
+    a tensor of ``out_views``' ``(shape, strides, tensor sizes, tensor strides)``."""
+    t = _data_type(x.dtype, operation.directml_types)
+    described = _described(*x_view)
+    desc = WindowsBatchOperatorDesc(
+        _tensor(t, described[0]),
+        _tensor(_TABLE_TYPE, table.shape, _OWNED),
+        [_tensor(t, v[2]) for v in out_views],
+        per_sample=operation.per_sample,
+        feature_level=operation.feature_level,
+    )
+    views = ([(*x_view, described[1])], [(v[0], v[1], v[3]) for v in out_views])
+    return CompiledOperator(desc, device, views=views, placed_at=placed_at, load=False, constants={1: table})
+
+
 def _run_windows(operation, inputs, outs, stream):
     """``slice1_batch`` on a NumPy or CuPy array."""
     name, (x,) = operation.NAME, inputs
@@ -581,83 +610,78 @@ def _run_windows(operation, inputs, outs, stream):
     shapes = operation.shapes(dtype, x.shape)
     if e == 16:  # as pairs of 8-byte words (directml_types=False)
         _check_words_rank(operation, x.shape[operation.per_sample :])
-        words = np.dtype(np.uint64)
-        results = _run_windows(operation.words(), [_pairs(x, words)], outs and [_pairs(outs[0], words)], stream)
+        results = _run_windows(operation.words(), [_pairs(x, _WORD)], outs and [_pairs(outs[0], _WORD)], stream)
         return outs if outs is not None else [_elements(r, dtype) for r in results]
     kind = "numpy" if isinstance(x, np.ndarray) else "cupy"
     device = None if kind == "numpy" else x.data.device_id
-    xs = _view(x, e)[1]
-    window_strides = xs[1:] if operation.per_sample else xs
-    offsets, sizes, strides = operation.offsets, operation.sizes, operation.strides
-    n = len(offsets)
-    element_strides = np.array(window_strides, np.int64)
-    starts = offsets @ element_strides
-    if n and int(strides.min()) < 0:  # a negative stride reads its window from the end
-        starts += ((strides < 0) * (sizes - 1)) @ element_strides
-    if operation.per_sample:
-        starts = starts + np.arange(n, dtype=np.int64) * xs[0]
-    steps = strides * element_strides
-    if steps.ndim == 1:  # one row of steps for every window
-        steps = np.broadcast_to(steps, offsets.shape)
-    in_extent = (
-        sum((m - 1) * s for m, s in zip(x.shape, xs) if s < 0),
-        sum((m - 1) * s for m, s in zip(x.shape, xs) if s > 0),
+    x_view = _view(x, e)
+    if x.ndim > MAX_DIMENSIONS and _described(*x_view) is None:  # too many dimensions apart: a packed copy
+        x = x.copy()
+        x_view = _view(x, e)
+    starts, steps = window_starts(
+        operation.offsets, operation.sizes, operation.strides, x_view[1], operation.per_sample
     )
     if not operation.shared:
         if outs is not None:
             raise TypeError(f"{name}: out= takes one array, for windows of one size; per-window sizes give new arrays")
-        return _run_window_jobs(name, x, starts, steps, shapes, stream, device)
+        return _run_window_parts(operation, x, x_view, starts, steps, shapes, stream, kind, device)
     new = outs is None
     out = _empty(kind, shapes[0], dtype) if new else outs[0]
     if not new:
         _result_view(name, 0, (out.shape, out.strides, out.dtype), shapes[0], dtype)
+    n = len(starts)
     if n == 0:
         return [out]
-    os = _view(out, e)[1]
-    plan, table = plan_windows(e, starts, steps, shapes[0][1:], os[1:], os[0], in_extent)
-    entry_for = _windows_entries  # compiled once for these sizes and layouts
-    if not plan.packed or _misaligned((x, out), e):  # copy jobs, the windows in them: per call
-        jobs = [
-            CopyJob(0, 0, plan.sizes, tuple(map(int, r[1:])), plan.out_strides, int(r[0]), k * os[0])
-            for k, r in enumerate(table)
-        ]
-        plan, table, entry_for = CopyPlan(e, tuple(j.simplified() for j in jobs)), np.empty(0, np.int64), _WindowsEntry
-    entry_for(name, e, (_view(x, e),), ((e, *_view(out, e)),), plan, device).run([x], [out], table, new, stream)
+    out_view = _view(out, e)
+    box, box_strides, table = window_table(starts, steps, shapes[0][1:], out_view[1][1:])
+    if len(box) < MAX_DIMENSIONS and is_packed(box, box_strides) and not _misaligned((x, out), e):
+        key = (dtype, operation.directml_types, operation.feature_level, operation.per_sample)
+        op = _windows_op(*key, x_view, out_view, box, box_strides, device)  # compiled once for these layouts
+        _execute(op, [x], table, [out], kind, device, stream, new)
+        return [out]
+    if len(box) < MAX_DIMENSIONS:  # one output whose windows are not packed, or misaligned addresses
+        bound = [out]
+        out_views = [(*out_view, (n, *box), (out_view[1][0], *box_strides))]
+    else:  # a box of MAX_DIMENSIONS: one output per window
+        bound = list(out)
+        out_views = [(*_view(o, e), box, box_strides) for o in bound]
+    op = _windows_copied(operation, x, x_view, table, bound, out_views, device)
+    op._execute_known_layouts([x], bound, stream, new)
     return [out]
 
 
-def _run_window_jobs(name, x, starts, steps, shapes, stream, device):
-    """Windows of sizes of their own: a copy job per window into one allocation (``split``'s)."""
-    e, kind = x.itemsize, "numpy" if isinstance(x, np.ndarray) else "cupy"
+def _run_window_parts(operation, x, x_view, starts, steps, shapes, stream, kind, device):
+    """Windows of sizes of their own: one result each, views of one allocation (``split``'s),
+    copied from a table given when compiling."""
+    e = x.itemsize
     offsets, total = [], 0
     for s in shapes:
         offsets.append(total)
         total += -(-int(np.prod(s)) * e // _PART_ALIGNMENT) * _PART_ALIGNMENT
     buffer = _empty(kind, (total // e,), x.dtype)
-    jobs = tuple(
-        CopyJob(0, 0, s, tuple(map(int, st)), packed_strides(s), int(o), at // e)
-        for s, st, o, at in zip(shapes, steps, starts, offsets)
-    )
-    if jobs:
-        plan = CopyPlan(e, tuple(j.simplified() for j in jobs))
-        entry = _WindowsEntry(name, e, (_view(x, e),), ((e, *_view(buffer, e)),), plan, device)
-        entry.run([x], [buffer], np.empty(0, np.int64), True, stream)
+    if shapes:
+        table = np.empty((len(shapes), 1 + steps.shape[1]), WINDOW_TABLE_DTYPE)
+        table[:, 0], table[:, 1:] = starts, steps
+        out_views = [(s, packed_strides(s), s, packed_strides(s)) for s in shapes]
+        op = _windows_copied(operation, x, x_view, table, [buffer], out_views, device, placed_at=offsets)
+        op._execute_known_layouts([x], [buffer] * len(shapes), stream, True)
     entry_like = _Entry(None, tuple(shapes), offsets=tuple(offsets), total=total)
     return _parts(kind, buffer, entry_like, x.dtype)
 
 
+@functools.lru_cache(maxsize=64)
 def _sum_kind(name, dtype, per_sample):
-    """How ``window_grad`` combines gradients of ``dtype`` (``plan.WindowGradPlan.kind``), and
-    the real dtype complex numbers are summed as (pairs of it), or None."""
+    """How ``window_grad`` combines gradients of ``dtype``: the data type they are read as (a
+    complex number as a pair of its reals), and the real dtype that pairs are of, or None."""
     if per_sample:  # one window per element: moved, not added
-        return dtype.itemsize if dtype.itemsize <= 8 else 8, None if dtype.itemsize <= 8 else np.dtype(np.uint64)
+        if dtype.itemsize <= 8:
+            return TensorDataType.unsigned_of_width(dtype.itemsize), None
+        return TensorDataType.UINT64, _WORD
     if dtype.kind == "c":
         real = np.dtype(dtype.char.lower())
-        return 20 + real.itemsize, real
-    if dtype.kind == "f" and dtype.itemsize in (2, 4, 8):
-        return 20 + dtype.itemsize, None
-    if dtype.kind in "iu":
-        return 10 + dtype.itemsize, None
+        return TensorDataType.from_dtype(real), real
+    if (dtype.kind == "f" and dtype.itemsize in (2, 4, 8)) or dtype.kind in "iu":
+        return TensorDataType.from_dtype(dtype.newbyteorder("=")), None
     raise TypeError(
         f"{name}: overlapping windows' gradients are added, which needs a float, complex or integer dtype, "
         f"not {dtype} (per_sample=True moves any dtype)"
@@ -672,6 +696,29 @@ def _pairs(a, real):
     return cupy.ndarray((*a.shape, 2), real, memptr=a.data, strides=(*a.strides, real.itemsize))
 
 
+@functools.lru_cache(maxsize=256)
+def _window_grad_op(t, out_type, level, per_sample, dy_views, target, keep, n, device):
+    """The gradient of windows compiled for gradients and a result of these layouts
+    (``target``: the result's shape and element strides; ``keep``: the dimensions of it that the
+    operator's tensor keeps, or None: all): the table is bound per call."""
+    dy_sizes = [(n, math.prod(shape[1:])) if len(shape) > MAX_DIMENSIONS else shape for shape, _ in dy_views]
+    sizes, strides = target
+    if keep is not None:
+        sizes, strides = tuple(sizes[k] for k in keep), tuple(strides[k] for k in keep)
+    rank = len(sizes) - per_sample
+    words = grad_window_dtype(rank).itemsize // 8
+    desc = WindowsBatchGradOperatorDesc(
+        [_tensor(t, s) for s in dy_sizes],
+        _tensor(TensorDataType.UINT64, (n, words)),
+        _tensor(out_type, sizes),
+        per_sample=per_sample,
+        feature_level=level,
+    )
+    dy_views = [(*v, v[1]) for v in dy_views]
+    views = ([dy_views[0], ((n, words), (words, 1)), *dy_views[1:]], [(*target, strides)])
+    return CompiledOperator(desc, device, views=views, load=False)
+
+
 def _run_window_grad(operation, inputs, outs, stream):
     """``slice1_batch_grad`` on NumPy or CuPy gradients (one array, or one per window)."""
     name, dy0, shape = operation.NAME, inputs[0], operation.input_shape
@@ -680,31 +727,35 @@ def _run_window_grad(operation, inputs, outs, stream):
     operation.check_gradients(counts, [a.shape for a in inputs])
     kind = "numpy" if isinstance(dy0, np.ndarray) else "cupy"
     device = None if kind == "numpy" else dy0.data.device_id
-    sum_kind, real = _sum_kind(name, dtype, operation.per_sample)
+    per_sample = operation.per_sample
+    t, real = _sum_kind(name, dtype, per_sample)
     new = outs is None
     out = _empty(kind, shape, dtype) if new else outs[0]
     if not new:
         _result_view(name, 0, (out.shape, out.strides, out.dtype), shape, dtype)
     if out.size == 0:
         return [out]
+    if not len(operation.offsets):  # no window read anything: zeros (an operator has a window or more)
+        _check_unbound_outs(name, [out], kind)
+        with stream if kind == "cupy" and stream is not None else contextlib.nullcontext():
+            out.fill(0)
+        return [out]
 
-    def check_out():  # out's binding rules against dy as given, before dy is replaced by a copy
+    def check_out(given, result):  # out's binding rules against the gradients as given (before copies)
         if not new:
-            size = dtype.itemsize
-            views = tuple(_view(a, size) for a in inputs)
-            _WindowsEntry(name, size, views, ((size, *_view(out, size)),), None, device).bindings.bind(inputs, [out])
+            check_views(name, given, [result])
 
-    if not operation.per_sample and not dtype.isnative:
+    if not per_sample and not dtype.isnative:
         # The kernels add native numbers: byte-swapped gradients are added as native copies,
         # and the sum is swapped into the result.
-        check_out()
+        check_out(inputs, out)
         native = [a.astype(dtype.newbyteorder("=")) for a in inputs]
         out[...] = _run_window_grad(operation, native, None, stream)[0]
         return [out]
     # The kernel reads and writes whole elements: a gradient at an address that is not a
     # multiple of its element size is read from an aligned copy (dy is only read).
     if _misaligned(inputs, dtype.itemsize):
-        check_out()
+        check_out(inputs, out)
         inputs = [a.copy() if address_of(a) % dtype.itemsize else a for a in inputs]
     if real is not None:  # complex numbers add as pairs of reals; 16-byte words move as pairs
         _check_words_rank(operation, shape)
@@ -712,39 +763,62 @@ def _run_window_grad(operation, inputs, outs, stream):
     else:
         out_words = out
     e = inputs[0].itemsize
-    in_views = tuple(_view(a, e) for a in inputs)
-    # Windows of their own sizes bind one array each: their entry is not kept (per call).
-    entry_for = _windows_entries if operation.shared else _WindowsEntry
+    summed = t == TensorDataType.FLOAT16 and not per_sample  # halves are summed as floats, rounded once
     target = out_words
-    if sum_kind == 22 or _misaligned((out,), dtype.itemsize):
-        # Halves are summed as floats and rounded once; a misaligned out is written from an
-        # aligned one. Into out afterwards, whose binding rules hold all the same.
-        target = _empty(kind, out_words.shape, np.float32 if sum_kind == 22 else out_words.dtype)
-        if not new:
-            entry_for(name, e, in_views, ((e, *_view(out_words, e)),), None, device).bindings.bind(inputs, [out_words])
-    offsets, sizes, strides = operation.offsets, operation.sizes, operation.strides
-    n, d = offsets.shape
-    starts = np.where(strides < 0, offsets + sizes - 1, offsets)
-    counts = np.broadcast_to(counts, (n, d))
-    steps = np.broadcast_to(strides, (n, d))
+    if summed or _misaligned((out,), dtype.itemsize):
+        # A misaligned out is written from an aligned one. Into out afterwards, whose binding
+        # rules hold all the same.
+        target = _empty(kind, out_words.shape, np.float32 if summed else out_words.dtype)
+        check_out(inputs, out_words)
+    d = operation.offsets.shape[1]
+    dy_views = tuple(_view(a, e) for a in inputs)
     if operation.shared:
-        dy_strides = np.array(_view(inputs[0], e)[1], np.int64)
+        dy_strides = dy_views[0][1]
         dy_offsets, dy_strides = (
-            np.arange(n, dtype=np.int64) * dy_strides[0],
-            np.broadcast_to(dy_strides[1:], (n, len(dy_strides) - 1)),
+            np.arange(len(operation.offsets), dtype=np.int64) * dy_strides[0],
+            dy_strides[1 : 1 + d],
         )
     else:
         base = address_of(inputs[0])
         dy_offsets = np.array([(address_of(a) - base) // e for a in inputs], np.int64)
-        dy_strides = np.array([_view(a, e)[1] for a in inputs], np.int64).reshape(n, -1)
-    if real is not None:  # one more, innermost, dimension: the pair
-        starts, steps = np.c_[starts, np.zeros(n, np.int64)], np.c_[steps, np.ones(n, np.int64)]
-        counts = np.c_[counts, np.full(n, 2, np.int64)]
-    table = kernels.grad_window_table(dy_offsets, starts, steps, counts, dy_strides)
-    out_view = _view(target, target.itemsize)
-    plan = WindowGradPlan(sum_kind, target.shape, out_view[1], operation.per_sample, n)
-    entry = entry_for(name, e, in_views, ((target.itemsize, *out_view),), plan, device)
-    entry.run(inputs, [target], table, new or target is not out_words, stream)
+        dy_strides = np.array([v[1][:d] for v in dy_views], np.int64).reshape(len(inputs), d)
+    offsets, target_view = operation.offsets, _view(target, target.itemsize)
+    keep = window_keep = None
+    if target.ndim > MAX_DIMENSIONS:  # samples of MAX_DIMENSIONS dimensions (no pairs: see _check_words_rank)
+        # Size-1 dimensions, which every window takes whole, are left out of the operator's tensor.
+        keep = (0, *(k for k in range(1, target.ndim) if target.shape[k] != 1 or k == d))
+        window_keep = [k - 1 for k in keep[1:]]
+        if len(keep) > MAX_DIMENSIONS:  # none: the samples become one axis with the next, windows of it
+            if target_view[1][0] != target.shape[1] * target_view[1][1]:
+                target = _empty(kind, target.shape, target.dtype)  # (packed: the axes merge)
+                target_view = _view(target, target.itemsize)
+                check_out(inputs, out_words)
+            shape, strides = target_view
+            target_view = (shape[0] * shape[1], *shape[2:]), strides[1:]
+            offsets = offsets.copy()
+            offsets[:, 0] += np.arange(len(offsets), dtype=np.int64) * shape[1]
+            per_sample, keep, window_keep = False, None, None  # disjoint windows: words added to 0 are moved
+            t = TensorDataType.unsigned_of_width(target.itemsize)
+    table = grad_window_table(
+        offsets,
+        operation.sizes,
+        operation.strides,
+        counts,
+        dy_offsets,
+        dy_strides,
+        real is not None,
+        window_keep,
+    )
+    out_type = TensorDataType.FLOAT32 if summed else t
+    key = (t, out_type, operation.feature_level, per_sample, dy_views, target_view, keep, len(table), device)
+    if operation.shared:
+        op = _window_grad_op(*key)  # compiled once for these layouts
+    else:  # gradients of windows of their own sizes: one array each, bound per call
+        op = _window_grad_op.__wrapped__(*key)
+        if not new and target is out_words:  # (the operator's input names count the table among them)
+            check_out(inputs, out_words)
+            new = True
+    _execute(op, inputs, table, [target], kind, device, stream, new or target is not out_words)
     if target is not out_words:
         with stream if kind == "cupy" and stream is not None else contextlib.nullcontext():
             out_words[...] = target.astype(out_words.dtype)

@@ -5,6 +5,11 @@ time) and ``run(prepared, addresses, owners, stream, address_bits)`` (per call):
 * ``REFERENCE``: NumPy views on host memory (the oracle);
 * ``EMULATE``: the same kernel sources compiled for the host, on host memory (for CI).
 
+Each also has ``stage(table, device, stream)``: a host table (``plan``'s windows' tables) placed
+where a launch of it reads it, on the backend's memory, before an ``execute`` that binds it
+(the CUDA backend copies it to the device beside the caller's stream; the host backends take it
+as it is). ``execute`` itself never copies.
+
 ``out_extents`` holds, per output, the ``(low, high)`` byte offsets from its element 0 between
 which its elements lie (the bounds of what a kernel may write). ``addresses`` and ``owners``
 are ``(inputs, outputs)`` pairs of lists: the byte address of each binding's element 0, and
@@ -16,11 +21,15 @@ call follows from the memory kind (device memory: ``CUDA``) and, for host memory
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import os
+import sys
 import threading
 from collections.abc import Iterator
+
+import numpy as np
 
 from .. import _memory
 from . import kernels, reference
@@ -63,8 +72,55 @@ class _Launches:
         return launches
 
 
+def _as_given(table, device, stream):
+    """``stage`` of the host backends: host memory is theirs, so the table is read where it is."""
+    return table, stream, None
+
+
 class CudaBackend(_Kernels):
     name = "cuda"
+
+    def __init__(self):
+        #: Per device, the stream that tables travel on, beside the caller's: the copy runs
+        #: while the GPU finishes earlier work, instead of after it.
+        self._table_streams = {}
+        #: ``(event, pinned host copy, device copy)`` of tables that a launch may still read,
+        #: until the event after that launch completes: neither memory is handed out again before.
+        self._staged = collections.deque()
+        self._staged_lock = threading.Lock()
+
+    def stage(self, table, device, stream):
+        """A device copy of the host (NumPy) array ``table`` on ``device``, for a launch on
+        ``stream`` (a CuPy stream; None: the device's current one): copied from pinned memory
+        on the device's table stream, which ``stream`` then waits for. Returns ``(copy, stream,
+        release)``: the stream to launch on, and ``release()``, to call once the launch that
+        reads the copy is queued (the copy and its pinned memory are kept until it has run)."""
+        cupy = sys.modules["cupy"]
+        staged = self._staged
+        with self._staged_lock:  # threads share it: each entry leaves once, when its launch is done
+            while staged and staged[0][0].done:
+                staged.popleft()
+        with cupy.cuda.Device(device):
+            stream = stream or cupy.cuda.get_current_stream()
+            side = self._table_streams.get(device)
+            if side is None:
+                side = self._table_streams.setdefault(device, cupy.cuda.Stream(non_blocking=True))
+            with side:
+                copy = cupy.empty(table.shape, table.dtype)
+            pinned = cupy.cuda.alloc_pinned_memory(table.nbytes)
+            np.frombuffer(pinned, table.dtype, table.size)[...] = table.ravel()
+            cupy.cuda.runtime.memcpyAsync(copy.data.ptr, pinned.ptr, table.nbytes, 1, side.ptr)  # 1: host to device
+            copied = cupy.cuda.Event(block=False, disable_timing=True)
+            copied.record(side)
+            stream.wait_event(copied)
+            launched = cupy.cuda.Event(block=False, disable_timing=True)
+
+        def release():
+            launched.record(stream)
+            with self._staged_lock:
+                staged.append((launched, pinned, copy))
+
+        return copy, stream, release
 
     def load(self, prepared) -> None:
         """Compile (NVRTC) and load the full-width kernels on the current device now."""
@@ -81,6 +137,7 @@ class EmulateBackend(_Kernels):
     exactly once, the launches must store exactly the plan's ``output_bytes``."""
 
     name = "emulate"
+    stage = staticmethod(_as_given)
 
     def run(self, prepared, addresses, owners, stream, address_bits) -> None:
         from . import emulate
@@ -98,6 +155,7 @@ class EmulateBackend(_Kernels):
 
 class ReferenceBackend:
     name = "reference"
+    stage = staticmethod(_as_given)
 
     def prepare(self, plan, out_extents):
         return plan

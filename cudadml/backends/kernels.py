@@ -22,7 +22,16 @@ import time
 
 import numpy as np
 
-from ..plan import CopyPlan, SliceGradPlan, WindowGradPlan, WindowPlan, grad_element_size, is_packed
+from ..plan import (  # the windows' table rows and the divisors' magic are the plan's
+    CopyPlan,
+    SliceGradPlan,
+    WindowGradPlan,
+    WindowPlan,
+    fast_division,
+    grad_element_size,
+    grad_window_dtype,
+    is_packed,
+)
 
 try:  # the compiled launcher, where the install found a C compiler (setup.py); else Launch's Python route
     from . import _launch as _native
@@ -301,52 +310,6 @@ def window_grad_params_dtype(index_type, rank):
         ],
         align=True,
     )
-
-
-def grad_window_dtype(rank):
-    """windows.cu's ``GradWindow<rank>``: one row of a ``WindowGradPlan``'s table."""
-    dim = np.dtype(
-        [
-            ("start", np.int64),
-            ("count", np.int64),
-            ("dy_stride", np.int64),
-            ("step", np.int64),
-            ("magic64", np.uint64),
-            ("magic32", np.uint32),
-            ("shift", np.uint32),
-        ],
-        align=True,
-    )
-    return np.dtype([("dy_offset", np.int64), ("dims", dim, (rank,))], align=True)
-
-
-def grad_window_table(dy_offsets, starts, steps, counts, dy_strides):
-    """The table of a ``WindowGradPlan``: per window ``n`` (rows of the ``(N, D)`` arrays),
-    dimension ``d``, the output gradient's element ``c`` was read from input coordinate
-    ``starts + steps * c`` (``steps`` signed, never 0), ``0 <= c < counts``, and lies at
-    ``dy_offsets[n] + sum c * dy_strides``. Negative steps are walked from the other end."""
-    starts, steps, counts, dy_strides = (np.asarray(a, np.int64) for a in (starts, steps, counts, dy_strides))
-    n, rank = steps.shape
-    table = np.zeros(n, grad_window_dtype(rank))
-    back = steps < 0
-    table["dy_offset"] = dy_offsets + np.where(back, dy_strides * (counts - 1), 0).sum(axis=1)
-    dims = table["dims"]
-    dims["start"] = np.where(back, starts + steps * (counts - 1), starts)
-    dims["count"], dims["dy_stride"] = counts, np.where(back, -dy_strides, dy_strides)
-    dims["step"] = step = np.abs(steps)
-    for d in np.unique(step):  # few distinct steps: the magic of each, for both index widths
-        at = step == d
-        dims["magic64"][at], shift = fast_division(int(d), 64)
-        dims["magic32"][at], dims["shift"][at] = fast_division(int(d), 32)[0], shift
-    return table
-
-
-def fast_division(d: int, bits: int = 32) -> tuple[int, int]:
-    """``(magic, shift)`` for ``Divider`` in common.cuh: ``n // d == (mulhi(n, m) + n) >> s``
-    for ``0 <= n < 2**(bits - 1)``, where ``mulhi`` is the high half of the ``2 * bits``-bit
-    product."""
-    s = (d - 1).bit_length()
-    return ((2**bits * ((1 << s) - d)) // d + 1) % 2**bits, s
 
 
 # ---- the structs' layout, checked field by field by the compilers -----------------------------

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plan import CopyPlan, SliceGradPlan, WindowGradPlan, WindowPlan
-from .kernels import grad_window_dtype
+from ..plan import CopyPlan, SliceGradPlan, WindowGradPlan, WindowPlan, grad_window_dtype
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 #: What window_grad's kinds read and add (``WindowGradPlan.kind``): words, wrapping unsigned
@@ -32,7 +31,7 @@ def strided_view(address, element_size, shape, strides):
     interface = {
         "data": (address, False),
         "shape": tuple(shape),
-        "strides": tuple(s * element_size for s in strides),
+        "strides": tuple([s * element_size for s in strides]),
         "typestr": np.dtype(_UNSIGNED[element_size]).str,
         "version": 3,
     }
