@@ -16,26 +16,29 @@ The modules, in layers; a module imports only from its own layer or those above 
 list, never in a circle (``tests/test_layers.py`` checks it):
 
 * core: ``enums`` and ``errors`` (the vocabulary), ``tensor`` (``BufferTensorDesc`` and its
-  rules), ``operators`` (the operator descriptors, DirectML's and cudadml's own batch of
-  windows: their rules and lowering), ``plan`` (the lowered form and its shape algebra, and the
-  windows' tables that the backends read), ``overlap`` (whether a layout reaches an element
-  twice), ``examples`` (DirectML's worked examples), ``hooks`` (what the core calls that the
-  layers below provide: ``compile()``'s class, the pictures);
+  rules), ``plan`` (the lowered form and its shape algebra, and the windows' tables that the
+  backends read), ``overlap`` (whether a layout reaches an element twice), ``indexing`` (basic
+  indexing as windows), ``messages`` (DirectML's words said in the caller's), ``operators``
+  (what every operator shares: the descriptor base, support tables, the registry), ``calls``
+  (what every normalised call shares), ``ops`` (one module per operator: ``slice``,
+  ``slice1``, ``slice_grad``, ``split``, ``join``, ``strided_slice`` and its gradient,
+  ``windows`` (cudadml's own batch of windows and its gradient); each holds its descriptor,
+  normalised call and rules, and registers them), ``examples`` (DirectML's worked examples),
+  ``hooks`` (what the core calls that the layers below provide: ``compile()``'s class, the
+  pictures);
 * execution: ``bindings`` (the binding rules), ``backends`` (CUDA kernels, NumPy reference,
   host emulation; each places a windows' table where it reads it), ``compiled``
   (``CompiledOperator``: the one route to a backend; ``BoundOperator``, ``compile_batch``),
-  ``graph`` (``GraphDesc``: a graph composed into copies),
-  ``warmup`` (``precompile``),
+  ``graph`` (``GraphDesc``: a graph composed into copies), ``warmup`` (``precompile``),
   ``testing`` (buffers and oracles for tests);
-* front: ``indexing`` (basic indexing as windows), ``calls`` (each call normalised into one
-  operation value and its DirectML descriptor), ``runner`` (operations on NumPy and CuPy
-  arrays, each run by a compiled operator: their cache, the arrays converted, results),
-  ``adapters`` (how other array libraries plug in), ``arrays`` (the public array functions),
-  ``onnx`` (ONNX models as graphs);
+* front: ``runner`` (operations on NumPy and CuPy arrays, each run by a compiled operator:
+  their cache, the arrays converted, results), ``adapters`` (how other array libraries plug
+  in), ``arrays`` (the public array functions), ``numpy`` (NumPy's names), ``onnx`` (ONNX
+  models as graphs);
 * top: ``display`` (reprs' pictures and ``explain``), ``fuse`` (functions of array calls traced
-  into graphs), ``interop.torch`` and ``interop.dask``
-  (the adapters of PyTorch and Dask, registered here and loaded when a call holds their
-  arrays), ``__main__`` and ``_bench`` (the self-check).
+  into graphs), ``interop.torch`` and ``interop.dask`` (the adapters of PyTorch and Dask,
+  registered here and loaded when a call holds their arrays), ``__main__`` and ``_bench`` (the
+  self-check).
 """
 
 from .adapters import register_adapter
@@ -58,12 +61,14 @@ from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import BindingError, DescriptorError, ValidationError
 from .fuse import fuse
 from .graph import GraphDesc, GraphError, GraphInputEdge, GraphIntermediateEdge, GraphNode, GraphOutputEdge
-from .operators import (
+from .ops import (
     JoinOperatorDesc,
     Slice1OperatorDesc,
     SliceGradOperatorDesc,
     SliceOperatorDesc,
     SplitOperatorDesc,
+    WindowsBatchGradOperatorDesc,
+    WindowsBatchOperatorDesc,
 )
 from .tensor import BufferTensorDesc, calc_buffer_tensor_size
 from .warmup import precompile
@@ -106,6 +111,8 @@ __all__ = [
     "SliceGradOperatorDesc",
     "SliceOperatorDesc",
     "SplitOperatorDesc",
+    "WindowsBatchGradOperatorDesc",
+    "WindowsBatchOperatorDesc",
     "TensorDataType",
     "TensorFlags",
     "ValidationError",

@@ -20,9 +20,9 @@ from typing import Any, SupportsIndex, TypeVar
 
 from . import messages
 from .adapters import adapter_for
-from .calls import Join, Slice, Slice1, Slice1Batch, Slice1BatchGrad, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from .enums import FeatureLevel
 from .errors import BindingError
+from .ops import Join, Slice, Slice1, Slice1Batch, Slice1BatchGrad, SliceGrad, Split, StridedSlice, StridedSliceGrad
 
 __all__ = [
     "join",

@@ -12,7 +12,7 @@ from ._memory import element_strides
 from .backends import CUDA, backend_for, gpu_status
 from .bindings import Bindings, BufferBinding, Slot, binding_list, check_layout
 from .hooks import provide, provided
-from .operators import _OperatorDesc, desc_summary
+from .operators import OperatorDesc, desc_summary
 from .plan import CopyPlan, WindowGradPlan, WindowPlan
 
 __all__ = ["BoundOperator", "BufferBinding", "CompiledOperator", "check_views", "compile_batch"]
@@ -428,14 +428,14 @@ def compile_batch(descs: Iterable[Any], device: int | None = None) -> CompiledOp
     >>> y, b0[:3], b1[:3]
     (array([4., 3., 2., 1.], dtype=float32), array([1, 2, 3], dtype=uint8), array([4, 5, 6], dtype=uint8))
     """
-    if isinstance(descs, _OperatorDesc) or not isinstance(descs, Iterable):
+    if isinstance(descs, OperatorDesc) or not isinstance(descs, Iterable):
         raise TypeError(f"compile_batch: takes a list of operator descriptors, not one {type(descs).__name__}")
     descs = tuple(descs)
     if not descs:
         raise ValueError("compile_batch: the list of descriptors is empty; a batch needs at least one")
     problems, plans = [], []
     for i, desc in enumerate(descs):
-        if not isinstance(desc, _OperatorDesc):
+        if not isinstance(desc, OperatorDesc):
             problems.append(f"descs[{i}] is a {type(desc).__name__}, not an operator descriptor")
             continue
         plans.append(desc.to_plan())

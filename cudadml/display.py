@@ -37,12 +37,12 @@ from typing import Any
 import numpy as np
 
 from . import arrays
-from .calls import Join, Slice, Slice1, Slice1Batch, Slice1BatchGrad, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from .compiled import CompiledOperator
 from .errors import int_tuple
 from .graph import CompiledGraph, GraphDesc
 from .hooks import provide
-from .operators import _OperatorDesc, desc_summary, tensors_text
+from .operators import OperatorDesc, desc_summary, tensors_text
+from .ops import Join, Slice, Slice1, Slice1Batch, Slice1BatchGrad, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from .overlap import overlaps_itself
 from .runner import describe
 from .tensor import BufferTensorDesc, last_element_index, packed_strides, tensor_text
@@ -1446,7 +1446,7 @@ def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
         return GraphPicture(what if isinstance(what, CompiledGraph) else what.compile(load=False))
     if isinstance(what, CompiledOperator):
         what = what.desc
-    if isinstance(what, (_OperatorDesc, BufferTensorDesc)):
+    if isinstance(what, (OperatorDesc, BufferTensorDesc)):
         if args or kwargs:
             raise TypeError(f"explain: a {type(what).__name__} takes no further arguments")
         return _of_tensor(what) if isinstance(what, BufferTensorDesc) else _of_desc(what)

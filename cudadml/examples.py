@@ -11,13 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .enums import TensorDataType
-from .operators import (
-    JoinOperatorDesc,
-    Slice1OperatorDesc,
-    SliceGradOperatorDesc,
-    SliceOperatorDesc,
-    SplitOperatorDesc,
-)
+from .ops import JoinOperatorDesc, Slice1OperatorDesc, SliceGradOperatorDesc, SliceOperatorDesc, SplitOperatorDesc
 from .tensor import BufferTensorDesc
 
 __all__ = ["EXAMPLES", "Example"]

@@ -36,21 +36,11 @@ import numpy as np
 from . import messages
 from .adapters import register_adapter
 from .arrays import strided_slice
-from .calls import (
-    Join,
-    Slice,
-    Slice1,
-    Slice1Batch,
-    SliceGrad,
-    Split,
-    StridedSlice,
-    StridedSliceGrad,
-    common_dtype,
-)
+from .calls import common_dtype
 from .enums import TensorDataType
 from .errors import DescriptorError
 from .graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
-from .operators import Slice1OperatorDesc
+from .ops import Join, Slice, Slice1, Slice1Batch, Slice1OperatorDesc, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from .runner import _check_words_rank
 from .tensor import MAX_DIMENSIONS, BufferTensorDesc
 

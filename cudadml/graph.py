@@ -25,14 +25,8 @@ from .bindings import Slot
 from .compiled import CompiledBatch
 from .errors import DescriptorError, Violations, as_int
 from .hooks import provided
-from .operators import (
-    JoinOperatorDesc,
-    Slice1OperatorDesc,
-    SliceGradOperatorDesc,
-    SliceOperatorDesc,
-    SplitOperatorDesc,
-    _OperatorDesc,
-)
+from .operators import OperatorDesc
+from .ops import JoinOperatorDesc, Slice1OperatorDesc, SliceGradOperatorDesc, SliceOperatorDesc, SplitOperatorDesc
 from .plan import CopyJob, CopyPlan, best_walk, merge_phases
 from .tensor import BufferTensorDesc, packed_strides
 
@@ -316,9 +310,9 @@ class GraphDesc:
         set_(self, "output_count", _index(self.output_count, "output_count", "Graph"))
         nodes = []
         for k, node in enumerate(_sequence(self.nodes, "nodes")):
-            if isinstance(node, _OperatorDesc):
+            if isinstance(node, OperatorDesc):
                 node = GraphNode(node)
-            if not isinstance(node, GraphNode) or not isinstance(node.operator, _OperatorDesc):
+            if not isinstance(node, GraphNode) or not isinstance(node.operator, OperatorDesc):
                 raise TypeError(
                     f"Graph: nodes[{k}] must be an operator descriptor or GraphNode, not {type(node).__name__}"
                 )

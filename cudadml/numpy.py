@@ -49,7 +49,7 @@ from .arrays import join, slice1_batch, slice1_batch_grad, slice_grad, strided_s
 from .arrays import split as _split
 from .calls import Description, data_type
 from .enums import FeatureLevel
-from .operators import SliceGradOperatorDesc
+from .ops import SliceGradOperatorDesc
 from .plan import fill_pattern
 from .tensor import MAX_DIMENSIONS, BufferTensorDesc
 

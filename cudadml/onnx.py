@@ -52,13 +52,7 @@ import numpy as np
 from .enums import TensorDataType
 from .errors import DescriptorError
 from .graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphNode, GraphOutputEdge
-from .operators import (
-    JoinOperatorDesc,
-    Slice1OperatorDesc,
-    SliceGradOperatorDesc,
-    SliceOperatorDesc,
-    SplitOperatorDesc,
-)
+from .ops import JoinOperatorDesc, Slice1OperatorDesc, SliceGradOperatorDesc, SliceOperatorDesc, SplitOperatorDesc
 from .tensor import MAX_DIMENSIONS, BufferTensorDesc
 
 __all__ = ["SUPPORTED_OPS", "ModelError", "UnsupportedModelError", "load"]

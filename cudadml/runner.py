@@ -34,11 +34,11 @@ from . import messages
 from ._memory import address_of, element_strides
 from .backends import CUDA
 from .bindings import check_element_dtype
-from .calls import Call, Slice1Batch, Slice1BatchGrad, common_dtype, data_type
+from .calls import Call, common_dtype, data_type
 from .compiled import CompiledOperator, check_views
 from .enums import TensorDataType, TensorFlags
 from .errors import BindingError, DescriptorError
-from .operators import WindowsBatchGradOperatorDesc, WindowsBatchOperatorDesc
+from .ops import Slice1Batch, Slice1BatchGrad, WindowsBatchGradOperatorDesc, WindowsBatchOperatorDesc
 from .plan import (
     WINDOW_TABLE_DTYPE,
     grad_window_dtype,

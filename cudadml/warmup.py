@@ -12,7 +12,7 @@ import numpy as np
 
 from .backends import CUDA, EMULATE, REFERENCE, emulate, gpu_status, host_backend, kernels
 from .compiled import CompiledOperator
-from .operators import _OperatorDesc
+from .operators import OperatorDesc
 
 __all__ = ["precompile"]
 
@@ -87,7 +87,7 @@ def _kernel_names(work) -> list[str]:
         return every
     wanted: dict[str, None] = {}  # ordered and without repeats
     for item in work:
-        if isinstance(item, (_OperatorDesc, CompiledOperator)):
+        if isinstance(item, (OperatorDesc, CompiledOperator)):
             plan = item.plan if isinstance(item, CompiledOperator) else item.to_plan()
             wanted.update(dict.fromkeys(launch.name for launch in kernels.prepare(plan)))
             continue

@@ -394,9 +394,10 @@ class OpInfo:
     def rank_limits(self):
         """``(feature_level, fewest, most)``: the dimensions a call may have, at the newest
         level (None) and at the newest level that allows fewer."""
-        from cudadml.operators import SUPPORT
+        from cudadml.operators import REGISTRY
 
-        support, limits = SUPPORT[self.descriptor], [(None, 1, self.max_rank)]
+        descs = {op.desc.NAME: op.desc for op in REGISTRY.values() if op.desc is not None}
+        support, limits = descs[self.descriptor].SUPPORT, [(None, 1, self.max_rank)]
         levels = [level for level in cd.FeatureLevel if support.introduced <= level]
         lower = [level for level in levels if support.dimension_range(level)[1] < self.max_rank]
         if lower:

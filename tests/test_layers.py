@@ -14,7 +14,27 @@ PACKAGE = pathlib.Path(cd.__file__).parent
 
 #: Each module's layer: a module may import only modules of its own layer or below, with no cycle.
 LAYERS = {
-    "core": ["enums", "errors", "hooks", "tensor", "overlap", "plan", "operators", "examples"],
+    "core": [
+        "enums",
+        "errors",
+        "hooks",
+        "tensor",
+        "overlap",
+        "plan",
+        "indexing",
+        "messages",
+        "operators",
+        "calls",
+        "ops",
+        "ops.slice",
+        "ops.slice1",
+        "ops.slice_grad",
+        "ops.split",
+        "ops.join",
+        "ops.strided_slice",
+        "ops.windows",
+        "examples",
+    ],
     "execution": [
         "_memory",
         "bindings",
@@ -28,7 +48,7 @@ LAYERS = {
         "warmup",
         "testing",
     ],
-    "front": ["indexing", "messages", "calls", "runner", "adapters", "arrays", "numpy", "onnx"],
+    "front": ["runner", "adapters", "arrays", "numpy", "onnx"],
     "top": ["display", "fuse", "interop", "interop.torch", "interop.dask", "__init__", "__main__", "_bench"],
 }
 RANK = {f"cudadml.{m}" if m != "__init__" else "cudadml": r for r, ms in enumerate(LAYERS.values()) for m in ms}

@@ -306,13 +306,12 @@ def test_an_operator_is_its_fields_rules_and_lowering(monkeypatch, rng):
     class normalises its fields, finds its tensors, checks the shared rules and compiles it."""
     from cudadml import operators, plan
 
-    monkeypatch.setitem(operators.SUPPORT, "Shift", operators.SUPPORT["Slice"])
-
     @dataclasses.dataclass(frozen=True)
-    class ShiftOperatorDesc(operators._OperatorDesc):
+    class ShiftOperatorDesc(operators.OperatorDesc):
         """The window of the input at ``offsets`` with the output's sizes."""
 
         NAME = "Shift"
+        SUPPORT = cd.SliceOperatorDesc.SUPPORT
         input_tensor: cd.BufferTensorDesc = dataclasses.field(metadata=operators.INPUT)
         output_tensor: cd.BufferTensorDesc = dataclasses.field(metadata=operators.OUTPUT)
         offsets: tuple[int, ...] = dataclasses.field(metadata=operators.UINT32_ARRAY)

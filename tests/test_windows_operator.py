@@ -15,7 +15,7 @@ import cudadml as cd
 from cudadml import plan, runner
 from cudadml.backends import CUDA, EMULATE, REFERENCE
 from cudadml.errors import DescriptorError
-from cudadml.operators import WindowsBatchGradOperatorDesc, WindowsBatchOperatorDesc
+from cudadml.ops import WindowsBatchGradOperatorDesc, WindowsBatchOperatorDesc
 from cudadml.testing import random_array, to_host
 
 F32, F16, I64, U64 = (cd.TensorDataType[n] for n in ("FLOAT32", "FLOAT16", "INT64", "UINT64"))

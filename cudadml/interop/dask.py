@@ -41,7 +41,7 @@ import numpy as np
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from .. import calls
+from .. import calls, ops
 from ..bindings import check_element_dtype
 from ..errors import DescriptorError
 from ..runner import PLAIN, describe, run
@@ -116,11 +116,11 @@ class DaskAdapter:
                 f"{operation.function}: stream= does not apply to Dask arrays: each chunk runs on its worker's "
                 "current stream"
             )
-        if isinstance(operation, calls.Slice1BatchGrad):
+        if isinstance(operation, ops.Slice1BatchGrad):
             raise TypeError(f"{operation.function}: does not take Dask arrays (slice1_batch does)")
         span = SPAN_RULE.set(False)  # each chunk is a buffer of its own, checked below and by its own call
         try:
-            if isinstance(operation, calls.Slice1Batch):
+            if isinstance(operation, ops.Slice1Batch):
                 shapes = operation.shapes(inputs[0].dtype, inputs[0].shape)
             else:
                 shapes = describe(operation, inputs[0].dtype, [x.shape for x in inputs])
@@ -240,10 +240,10 @@ def _empty_graph(name, x, module, dtype, chunks, zeros):
 def _local(operation, windows, rank):
     """``operation`` (of the window kind) for one piece: ``(start, step, count)`` per input
     axis in the chunk it reads; ``rank``: the result's rank."""
-    if isinstance(operation, calls.Slice):
+    if isinstance(operation, ops.Slice):
         offsets, steps, counts = zip(*windows)
         return operation._replace(offsets=offsets, sizes=counts, strides=steps)
-    if isinstance(operation, calls.Slice1):
+    if isinstance(operation, ops.Slice1):
         offsets = tuple(s if st > 0 else s + st * (n - 1) for s, st, n in windows)
         sizes = tuple((n - 1) * abs(st) + 1 for _, st, n in windows)
         counts = tuple(n for *_, n in windows)
@@ -348,7 +348,7 @@ def _build_gradient(operation, inputs, module, shapes, chunks):
     last position; a chunk that holds none is zeros and reads nothing."""
     (dy,), (shape,), dtype = inputs, shapes, inputs[0].dtype
     name, axis_map = operation.function, operation.axis_map
-    grad = isinstance(operation, calls.SliceGrad)
+    grad = isinstance(operation, ops.SliceGrad)
     windows = operation.windows_for(dy.shape) if grad else operation.windows
     token = f"{name}-{tokenize(dy.name, operation, shape, chunks)}"
     if 0 in shape or 0 in dy.shape:
@@ -444,7 +444,7 @@ def _copy_call(operation):
 
     def make_call(_, pieces):
         box = tuple(slice(first, first + kb - ka) for _, first, ka, kb in pieces)
-        if isinstance(operation, calls.Split):
+        if isinstance(operation, ops.Split):
             _, _, ka, kb = pieces[operation.axis]
             return operation._replace(sizes=(kb - ka,)), box
         return operation, box
@@ -545,12 +545,12 @@ def _build_windows(operation, inputs, module, shapes, chunks):
 
 
 _BUILDERS = {
-    calls.Slice1Batch: _build_windows,
-    calls.Slice: _build_window,
-    calls.Slice1: _build_window,
-    calls.StridedSlice: _build_window,
-    calls.SliceGrad: _build_gradient,
-    calls.StridedSliceGrad: _build_gradient,
-    calls.Split: _build_split,
-    calls.Join: _build_join,
+    ops.Slice1Batch: _build_windows,
+    ops.Slice: _build_window,
+    ops.Slice1: _build_window,
+    ops.StridedSlice: _build_window,
+    ops.SliceGrad: _build_gradient,
+    ops.StridedSliceGrad: _build_gradient,
+    ops.Split: _build_split,
+    ops.Join: _build_join,
 }

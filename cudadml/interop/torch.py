@@ -43,7 +43,7 @@ import torch
 from torch.autograd import forward_ad
 from torch.autograd.graph import increment_version
 
-from .. import calls
+from .. import calls, ops
 from ..enums import FeatureLevel
 from ..indexing import window_params
 from ..runner import ELEMENT_STRIDES, PLAIN, describe, entry_for, run, run_on_device
@@ -366,11 +366,11 @@ def _watched(inputs, outs):
     )
 
 
-# The memoized normalisers (``calls``, ``indexing``) are pure functions of their arguments, so
+# The memoized normalisers (``ops``, ``indexing``) are pure functions of their arguments, so
 # Dynamo tracing through their caches, as it says it does, is exact: no warning for them.
 warnings.filterwarnings(
     "ignore",
-    message=r"Dynamo detected a call to a `functools\.lru_cache`-wrapped function at '(calls|indexing|torch)\.py",
+    message=r"Dynamo detected a call to a `functools\.lru_cache`-wrapped function at '(calls|indexing|strided_slice|windows|torch)\.py",
     category=UserWarning,
 )
 
@@ -381,11 +381,11 @@ except RuntimeError:  # another copy of cudadml in this process (bench.py --agai
 #: Per operator: the operation it runs and its schema after the array arguments (an
 #: operation's fields, in order, the feature level as its int).
 _OPERATORS = {
-    "slice": (calls.Slice, "int[] offsets, int[] sizes, int[] strides"),
-    "slice1": (calls.Slice1, "int[] offsets, int[] sizes, int[] strides, int[] output_sizes"),
-    "slice_grad": (calls.SliceGrad, "int[] input_shape, int[] offsets, int[] sizes, int[] strides"),
-    "split": (calls.Split, "int axis, int[] sizes"),
-    "join": (calls.Join, "int axis"),
+    "slice": (ops.Slice, "int[] offsets, int[] sizes, int[] strides"),
+    "slice1": (ops.Slice1, "int[] offsets, int[] sizes, int[] strides, int[] output_sizes"),
+    "slice_grad": (ops.SliceGrad, "int[] input_shape, int[] offsets, int[] sizes, int[] strides"),
+    "split": (ops.Split, "int axis, int[] sizes"),
+    "join": (ops.Join, "int axis"),
 }
 _NAMES = {cls: name for name, (cls, _) in _OPERATORS.items()}
 _OPTIONS = "int feature_level, bool directml_types"
@@ -405,29 +405,29 @@ def _operation(cls, fields):
 
 def _call_operator(operation, inputs, outs):
     """``operation`` through ``torch.ops.cudadml``: the list of results (``outs`` where given)."""
-    if isinstance(operation, (calls.StridedSlice, calls.StridedSliceGrad)):
+    if isinstance(operation, (ops.StridedSlice, ops.StridedSliceGrad)):
         counts = tuple(n for _, _, n in operation.windows)  # the index's axes, all kept
         window = window_params(operation.windows)
         options = operation.feature_level, operation.directml_types
-        if isinstance(operation, calls.StridedSlice):
-            sliced = calls.Slice1(*window, counts, *options)
+        if isinstance(operation, ops.StridedSlice):
+            sliced = ops.Slice1(*window, counts, *options)
             if outs is not None:
                 torch.ops.cudadml.slice1.out(inputs[0], *_fields(sliced), out=outs[0].view(counts))
                 return outs
             return [torch.ops.cudadml.slice1(inputs[0], *_fields(sliced)).view(operation.result_shape)]
-        placed = calls.SliceGrad(operation.input_shape, *window, *options)
+        placed = ops.SliceGrad(operation.input_shape, *window, *options)
         dy = inputs[0].view(counts)
         if outs is not None:
             torch.ops.cudadml.slice_grad.out(dy, *_fields(placed), out=outs[0])
             return outs
         return [torch.ops.cudadml.slice_grad(dy, *_fields(placed))]
     operator = getattr(torch.ops.cudadml, _NAMES[type(operation)])
-    arrays = inputs if isinstance(operation, calls.Join) else inputs[0]
+    arrays = inputs if isinstance(operation, ops.Join) else inputs[0]
     if outs is not None:
-        operator.out(arrays, *_fields(operation), out=outs if isinstance(operation, calls.Split) else outs[0])
+        operator.out(arrays, *_fields(operation), out=outs if isinstance(operation, ops.Split) else outs[0])
         return outs
     result = operator(arrays, *_fields(operation))
-    return list(result) if isinstance(operation, calls.Split) else [result]
+    return list(result) if isinstance(operation, ops.Split) else [result]
 
 
 #: NumPy's dtype of a tensor dtype; others move as unsigned integers of their width.
@@ -484,14 +484,14 @@ def _numpy_dtype(operation, dtype):
 
 
 def _define(name, cls, params):
-    arrays = "Tensor[] xs" if cls is calls.Join else "Tensor dy" if cls is calls.SliceGrad else "Tensor x"
-    many = cls is calls.Split
+    arrays = "Tensor[] xs" if cls is ops.Join else "Tensor dy" if cls is ops.SliceGrad else "Tensor x"
+    many = cls is ops.Split
     _LIBRARY.define(f"{name}({arrays}, {params}, {_OPTIONS}) -> {'Tensor[]' if many else 'Tensor'}")
     out = "Tensor(a!)[] out" if many else "Tensor(a!) out"  # returns nothing: functionalized, as custom ops must
     _LIBRARY.define(f"{name}.out({arrays}, {params}, {_OPTIONS}, *, {out}) -> ()")
 
     def kernel(arrays, *fields):
-        tensors = list(arrays) if cls is calls.Join else [arrays]
+        tensors = list(arrays) if cls is ops.Join else [arrays]
         operation = _operation(cls, fields)
         # Results from torch's allocator (the stream-ordered one CUDA graphs capture), each its own.
         like = tensors[0]
@@ -502,18 +502,18 @@ def _define(name, cls, params):
         return results if many else results[0]
 
     def out_kernel(arrays, *fields, out):
-        tensors, outs = list(arrays) if cls is calls.Join else [arrays], list(out) if many else [out]
+        tensors, outs = list(arrays) if cls is ops.Join else [arrays], list(out) if many else [out]
         _refuse_out(name, tensors, outs)  # for calls of the operator itself: the array functions refused already
         _run(_operation(cls, fields), tensors, outs)
 
     def fake(arrays, *fields):
-        tensors = arrays if cls is calls.Join else [arrays]
+        tensors = arrays if cls is ops.Join else [arrays]
         shapes = _shapes(_operation(cls, fields), tensors)
         results = [tensors[0].new_empty(s) for s in shapes]
         return results if many else results[0]
 
     def out_fake(arrays, *fields, out):
-        _shapes(_operation(cls, fields), arrays if cls is calls.Join else [arrays])  # the rules, at trace time
+        _shapes(_operation(cls, fields), arrays if cls is ops.Join else [arrays])  # the rules, at trace time
 
     for key in ("CPU", "CUDA"):
         _LIBRARY.impl(name, kernel, key)
@@ -523,14 +523,14 @@ def _define(name, cls, params):
 
     def setup_context(ctx, inputs, output):
         arrays, *fields = inputs
-        tensors = arrays if cls is calls.Join else [arrays]
+        tensors = arrays if cls is ops.Join else [arrays]
         ctx.operation, ctx.shapes = _operation(cls, fields), [tuple(t.shape) for t in tensors]
 
     def backward(ctx, *grads):
         grads = grads[0] if many else grads
         gradient, grads = gradient_of(ctx.operation, ctx.shapes, list(grads))
         results = ADAPTER.run(gradient, grads, None)
-        return (results if cls is calls.Join else results[0], *[None] * (len(ctx.operation)))
+        return (results if cls is ops.Join else results[0], *[None] * (len(ctx.operation)))
 
     torch.library.register_autograd(f"cudadml::{name}", backward, setup_context=setup_context, lib=_LIBRARY)
     torch.library.register_vmap(f"cudadml::{name}", _batched(cls), lib=_LIBRARY)
@@ -544,7 +544,7 @@ def _batched(cls):
 
     def rule(info, in_dims, arrays, *fields):
         operation, size = _operation(cls, fields), info.batch_size
-        if cls is calls.Join:
+        if cls is ops.Join:
             tensors = [
                 t.movedim(d, 0) if d is not None else t.unsqueeze(0).expand(size, *t.shape)
                 for t, d in zip(arrays, in_dims[0])
@@ -564,7 +564,7 @@ def _batched(cls):
             results = [torch.stack(r) for r in zip(*runs)] if runs else [tensors[0].new_empty(0, *s) for s in shapes]
         else:
             results = _call_operator(batched, tensors, None)
-        if cls is calls.Split:
+        if cls is ops.Split:
             return results, [0] * len(results)
         return results[0], 0
 
@@ -574,14 +574,14 @@ def _batched(cls):
 def _with_batch_axis(operation, size):
     """``operation`` on tensors of one more leading axis, of ``size``, taken whole."""
     cls = type(operation)
-    if cls is calls.Slice:
+    if cls is ops.Slice:
         return operation._replace(
             offsets=(0, *operation.offsets), sizes=(size, *operation.sizes), strides=(1, *operation.strides)
         )
-    if cls in (calls.Slice1, calls.SliceGrad):
+    if cls in (ops.Slice1, ops.SliceGrad):
         window = {"offsets": (0, *operation.offsets), "sizes": (size, *operation.sizes)}
         operation = operation._replace(strides=(1, *operation.strides), **window)
-        if cls is calls.Slice1:
+        if cls is ops.Slice1:
             return operation._replace(output_sizes=(size, *operation.output_sizes))
         return operation._replace(input_shape=(size, *operation.input_shape))
     return operation._replace(axis=operation.axis + 1)  # split, join: the same axis, one further in
@@ -667,7 +667,7 @@ def gradient_of(op, shapes, grads):
     the gradients it takes. Gradients are validated at the newest feature level (SLICE_GRAD
     appeared after SLICE)."""
     flag = op.directml_types
-    if isinstance(op, calls.Slice):
+    if isinstance(op, ops.Slice):
         # An element read several times (a zero stride) receives the sum of its gradients, so
         # those dimensions are summed first; SLICE_GRAD places the rest.
         (gy,) = grads
@@ -677,28 +677,28 @@ def gradient_of(op, shapes, grads):
         steps = [s or 1 for s in op.strides]
         sizes = [(n - 1) * s + 1 for n, s in zip(gy.shape, steps)]
         window = {"offsets": op.offsets, "sizes": sizes, "strides": steps}
-        return calls.SliceGrad.of(gy.shape, shapes[0], **window, directml_types=flag), [gy]
-    if isinstance(op, calls.Slice1):
+        return ops.SliceGrad.of(gy.shape, shapes[0], **window, directml_types=flag), [gy]
+    if isinstance(op, ops.Slice1):
         window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
-        return calls.SliceGrad.of(grads[0].shape, shapes[0], **window, directml_types=flag), grads
-    if isinstance(op, calls.SliceGrad):
+        return ops.SliceGrad.of(grads[0].shape, shapes[0], **window, directml_types=flag), grads
+    if isinstance(op, ops.SliceGrad):
         window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
-        return calls.Slice1.of(grads[0].shape, **window, output_sizes=shapes[0], directml_types=flag), grads
-    if isinstance(op, calls.Split):
-        return calls.Join.of(grads[0].shape, op.axis, directml_types=flag), grads
-    if isinstance(op, calls.Join):
+        return ops.Slice1.of(grads[0].shape, **window, output_sizes=shapes[0], directml_types=flag), grads
+    if isinstance(op, ops.Split):
+        return ops.Join.of(grads[0].shape, op.axis, directml_types=flag), grads
+    if isinstance(op, ops.Join):
         sizes = [s[op.axis] for s in shapes]
-        return calls.Split.of(grads[0].shape, split_sizes=sizes, axis=op.axis, directml_types=flag), grads
-    if isinstance(op, calls.Slice1Batch):
+        return ops.Split.of(grads[0].shape, split_sizes=sizes, axis=op.axis, directml_types=flag), grads
+    if isinstance(op, ops.Slice1Batch):
         level = calls.options(None, flag)[0]
-        return calls.Slice1BatchGrad(shapes[0], *op._replace(feature_level=level)), grads
-    if isinstance(op, calls.Slice1BatchGrad):
+        return ops.Slice1BatchGrad(shapes[0], *op._replace(feature_level=level)), grads
+    if isinstance(op, ops.Slice1BatchGrad):
         return op.windows()._replace(feature_level=calls.options(None, flag)[0]), grads
     newest = calls.options(None, flag)
     index = op.windows, op.result_shape, op.axis_map
-    if isinstance(op, calls.StridedSlice):
-        return calls.StridedSliceGrad(shapes[0], *index, *newest), grads
-    return calls.StridedSlice(*index, *newest), grads
+    if isinstance(op, ops.StridedSlice):
+        return ops.StridedSliceGrad(shapes[0], *index, *newest), grads
+    return ops.StridedSlice(*index, *newest), grads
 
 
 _FUNCTIONS = {
@@ -715,4 +715,4 @@ _FUNCTIONS = {
         "slice1_batch_grad",
     )
 }
-_BATCHES = (calls.Slice1Batch, calls.Slice1BatchGrad)
+_BATCHES = (ops.Slice1Batch, ops.Slice1BatchGrad)

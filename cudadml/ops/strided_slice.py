@@ -1,0 +1,172 @@
+"""``cudadml.strided_slice`` (``x[key]`` for a basic index) and its gradient.
+
+They build SLICE1's and SLICE_GRAD's descriptors from the index's windows; registered as
+``OPERATOR`` and ``GRAD_OPERATOR``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+from ..calls import (
+    NEWEST,
+    Description,
+    call_tensor,
+    callers_words,
+    filled_sizes,
+    filled_windows,
+    new_operation,
+    options,
+    ranked,
+    type_of,
+)
+from ..enums import FeatureLevel
+from ..errors import int_tuple, shown_value
+from ..indexing import index_key, parse_key, window_params
+from ..operators import Operator, register
+from .slice1 import Slice1OperatorDesc
+from .slice_grad import SliceGradOperatorDesc
+
+
+class StridedSlice(NamedTuple):
+    """``x[key]`` for a basic index: ``windows`` per input axis as ``parse_key`` gives them."""
+
+    windows: tuple
+    result_shape: tuple
+    axis_map: tuple  # per input axis, its result axis (None where an integer index drops it)
+    feature_level: FeatureLevel
+    directml_types: bool
+
+    function = "strided_slice"
+    ARGUMENT = "x"
+    NAME = "strided_slice"
+
+    @classmethod
+    def of(cls, shape, key, feature_level=None, directml_types=True):
+        if not shape:
+            ranked(cls.NAME, shape)
+        # An index NumPy refuses is refused as NumPy words it, naming the key.
+        if feature_level is None and directml_types is True:  # the common case, without a call
+            try:
+                return _strided_slice(index_key(key), shape, NEWEST, True)
+            except (IndexError, TypeError, ValueError) as e:
+                raise _of_key(cls.NAME, key, e) from None
+        level, directml_types = options(feature_level, directml_types, cls.NAME)
+        try:
+            return _strided_slice(index_key(key), shape, level, directml_types)
+        except (IndexError, TypeError, ValueError) as e:
+            raise _of_key(cls.NAME, key, e) from None
+
+    @callers_words
+    def describe(self, dtype, shapes):
+        (shape,), result_shape = shapes, self.result_shape
+        t = type_of(self, dtype)
+        if 0 in result_shape:
+            windows = filled_windows(self.windows)
+            Slice1OperatorDesc(
+                call_tensor(t, filled_sizes(shape)),
+                call_tensor(t, tuple(c for _, _, c in windows), "OutputTensor"),
+                *window_params(windows),
+                feature_level=self.feature_level,
+            )
+            return Description(None, (result_shape,))
+        counts = tuple(c for _, _, c in self.windows)
+        desc = Slice1OperatorDesc(
+            call_tensor(t, shape),
+            call_tensor(t, counts, "OutputTensor"),
+            *window_params(self.windows),
+            feature_level=self.feature_level,
+        )
+        return Description(desc, (result_shape,), output_axes=self.axis_map)
+
+    def words(self):
+        return self._replace(
+            windows=(*self.windows, (0, 1, 2)),
+            result_shape=(*self.result_shape, 2),
+            axis_map=(*self.axis_map, len(self.result_shape)),
+        )
+
+
+def _of_key(name, key, error):
+    """``error``, raised reading ``key`` (as NumPy raises it), naming the call and the key."""
+    return type(error)(f"{name}: key {shown_value(key)}: {error}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _strided_slice(tokens, shape, feature_level, directml_types):
+    """``StridedSlice`` of a key's tokens on ``shape`` (a tuple of ints): memoized, so that a
+    call in a loop parses its key and builds its operation once."""
+    return StridedSlice(*parse_key(tokens, tuple(shape)), feature_level, directml_types)
+
+
+class StridedSliceGrad(NamedTuple):
+    """The gradient of ``x[key]``: ``dy`` placed where the index read, zeros elsewhere."""
+
+    input_shape: tuple
+    windows: tuple
+    result_shape: tuple
+    axis_map: tuple
+    feature_level: FeatureLevel
+    directml_types: bool
+
+    function = "strided_slice_grad"
+    ARGUMENT = "dy"
+    NAME = "strided_slice_grad"
+
+    @classmethod
+    def of(cls, dy_shape, input_shape, key, feature_level=None, directml_types=True):
+        name = cls.NAME
+        input_shape = int_tuple(input_shape, "input_shape", name, shown=True)
+        if not input_shape:
+            raise ValueError(f"{name}: input_shape = () is 0-dimensional, which has nothing to slice")
+        negative = [i for i, n in enumerate(input_shape) if n < 0]
+        if negative:  # as NumPy refuses a negative dimension: before the key is read against it
+            i = negative[0]
+            raise ValueError(f"{name}: input_shape[{i}] = {input_shape[i]} must not be negative")
+        try:
+            windows, result_shape, axis_map = parse_key(index_key(key), input_shape)
+        except (IndexError, TypeError, ValueError) as e:
+            raise _of_key(name, key, e) from None
+        if tuple(dy_shape) != result_shape:
+            raise ValueError(
+                f"{name}: dy has shape {tuple(dy_shape)}; x[key] has shape {result_shape} (x of input_shape "
+                f"{input_shape})"
+            )
+        return new_operation(
+            cls, (input_shape, windows, result_shape, axis_map, *options(feature_level, directml_types, cls.NAME))
+        )
+
+    @callers_words
+    def describe(self, dtype, shapes):
+        shape, result_shape = self.input_shape, self.result_shape
+        t = type_of(self, dtype)
+        if 0 in shape or 0 in result_shape:
+            windows = filled_windows(self.windows)
+            SliceGradOperatorDesc(
+                call_tensor(t, tuple(c for _, _, c in windows), "InputGradientTensor"),
+                call_tensor(t, filled_sizes(shape), "OutputGradientTensor"),
+                *window_params(windows),
+                feature_level=self.feature_level,
+            )
+            return Description(None, (shape,), zeros=0 not in shape)
+        counts = tuple(c for _, _, c in self.windows)
+        desc = SliceGradOperatorDesc(
+            call_tensor(t, counts, "InputGradientTensor"),
+            call_tensor(t, shape, "OutputGradientTensor"),
+            *window_params(self.windows),
+            feature_level=self.feature_level,
+        )
+        return Description(desc, (shape,), input_axes=self.axis_map)
+
+    def words(self):
+        return self._replace(
+            input_shape=(*self.input_shape, 2),
+            windows=(*self.windows, (0, 1, 2)),
+            result_shape=(*self.result_shape, 2),
+            axis_map=(*self.axis_map, len(self.result_shape)),
+        )
+
+
+OPERATOR = register(Operator("strided_slice", StridedSlice))
+GRAD_OPERATOR = register(Operator("strided_slice_grad", StridedSliceGrad))
