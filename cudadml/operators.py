@@ -18,10 +18,9 @@ here; the adapters, the pictures and the tests find every operator through ``REG
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from functools import cache, cached_property
 from types import MappingProxyType
-from typing import Any
 
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import Violations, as_int, int_tuple
@@ -64,23 +63,29 @@ class Operator:
     """One operator's pieces, registered by its module of ``cudadml.ops``.
 
     ``name``: its array function; ``call``: the normalised call (``of``, ``describe``,
-    ``words``); ``desc``: the descriptor it builds. The rules, each taking an operation of
-    ``call``: ``gradient(op, shapes, grads) -> (operation, grads)``, the gradient as a call of
-    the family; ``batched(op, size) -> operation``, the same call with a leading batch axis
-    (None: vmap runs it per sample); ``chunked(kit, op, inputs, module, shapes, chunks)``, its
-    Dask graph built with the Dask adapter's ``kit``; ``picture(kit, op, shapes, ...)``, its
-    picture drawn with the display's ``kit``; ``torch_schema``: the fields of its
-    ``torch.ops.cudadml`` operator (None: it runs through another's)."""
+    ``words``); ``desc``: the descriptor it builds (None: it builds another's). The rules the
+    layers below read (None where the operator has none):
+
+    * ``gradient(op, shapes, grads) -> (operation, grads)``: the gradient as a call of the
+      family (PyTorch's autograd, ``cd.fuse``);
+    * ``batched(op, size) -> operation``: the same call on a leading batch axis (``vmap``);
+    * ``torch_schema``: the fields of its ``torch.ops.cudadml`` operator;
+    * ``chunked(kit, op, inputs, module, shapes, chunks)``: its Dask graph, built with the Dask
+      adapter's ``kit``;
+    * ``picture(kit, ...)``: its picture, drawn with the display's ``kit``;
+    * ``messages(op, shapes, window, given)``: its table of DirectML's names in the caller's
+      words (``messages.fields``).
+    """
 
     name: str
     call: type
     desc: type | None = None
     gradient: Callable | None = None
     batched: Callable | None = None
+    torch_schema: str | None = None
     chunked: Callable | None = None
     picture: Callable | None = None
-    torch_schema: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    messages: Callable | None = None
 
 
 #: Every operator, by array function name, in the order registered.

@@ -370,7 +370,8 @@ def _watched(inputs, outs):
 # Dynamo tracing through their caches, as it says it does, is exact: no warning for them.
 warnings.filterwarnings(
     "ignore",
-    message=r"Dynamo detected a call to a `functools\.lru_cache`-wrapped function at '(calls|indexing|strided_slice|windows|torch)\.py",
+    message=r"Dynamo detected a call to a `functools\.lru_cache`-wrapped function at "
+    r"'(calls|indexing|strided_slice|windows|torch)\.py",
     category=UserWarning,
 )
 

@@ -131,4 +131,16 @@ class Join(NamedTuple):
         return self
 
 
-OPERATOR = register(Operator("join", Join, JoinOperatorDesc))
+OPERATOR = register(
+    Operator(
+        "join",
+        Join,
+        JoinOperatorDesc,
+        gradient=None,
+        batched=None,
+        torch_schema=None,
+        chunked=None,
+        picture=None,
+        messages=None,
+    )
+)

@@ -165,4 +165,16 @@ class Slice(NamedTuple):
         return self._replace(offsets=(*self.offsets, 0), sizes=(*self.sizes, 2), strides=(*self.strides, 1))
 
 
-OPERATOR = register(Operator("slice", Slice, SliceOperatorDesc))
+OPERATOR = register(
+    Operator(
+        "slice",
+        Slice,
+        SliceOperatorDesc,
+        gradient=None,
+        batched=None,
+        torch_schema=None,
+        chunked=None,
+        picture=None,
+        messages=None,
+    )
+)

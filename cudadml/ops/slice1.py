@@ -185,4 +185,16 @@ class Slice1(NamedTuple):
         )
 
 
-OPERATOR = register(Operator("slice1", Slice1, Slice1OperatorDesc))
+OPERATOR = register(
+    Operator(
+        "slice1",
+        Slice1,
+        Slice1OperatorDesc,
+        gradient=None,
+        batched=None,
+        torch_schema=None,
+        chunked=None,
+        picture=None,
+        messages=None,
+    )
+)

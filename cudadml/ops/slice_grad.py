@@ -189,4 +189,16 @@ class SliceGrad(NamedTuple):
         )
 
 
-OPERATOR = register(Operator("slice_grad", SliceGrad, SliceGradOperatorDesc))
+OPERATOR = register(
+    Operator(
+        "slice_grad",
+        SliceGrad,
+        SliceGradOperatorDesc,
+        gradient=None,
+        batched=None,
+        torch_schema=None,
+        chunked=None,
+        picture=None,
+        messages=None,
+    )
+)

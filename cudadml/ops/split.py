@@ -180,4 +180,16 @@ class Split(NamedTuple):
         return self
 
 
-OPERATOR = register(Operator("split", Split, SplitOperatorDesc))
+OPERATOR = register(
+    Operator(
+        "split",
+        Split,
+        SplitOperatorDesc,
+        gradient=None,
+        batched=None,
+        torch_schema=None,
+        chunked=None,
+        picture=None,
+        messages=None,
+    )
+)

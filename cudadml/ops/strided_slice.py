@@ -168,5 +168,27 @@ class StridedSliceGrad(NamedTuple):
         )
 
 
-OPERATOR = register(Operator("strided_slice", StridedSlice))
-GRAD_OPERATOR = register(Operator("strided_slice_grad", StridedSliceGrad))
+OPERATOR = register(
+    Operator(
+        "strided_slice",
+        StridedSlice,
+        gradient=None,
+        batched=None,
+        torch_schema=None,
+        chunked=None,
+        picture=None,
+        messages=None,
+    )
+)
+GRAD_OPERATOR = register(
+    Operator(
+        "strided_slice_grad",
+        StridedSliceGrad,
+        gradient=None,
+        batched=None,
+        torch_schema=None,
+        chunked=None,
+        picture=None,
+        messages=None,
+    )
+)

@@ -728,5 +728,29 @@ class Slice1BatchGrad(NamedTuple):
             raise ValueError(f"{name}: dy[{k}] has shape {tuple(dy_shapes[k])}; window {k} takes {forward[k]}")
 
 
-OPERATOR = register(Operator("slice1_batch", Slice1Batch, WindowsBatchOperatorDesc))
-GRAD_OPERATOR = register(Operator("slice1_batch_grad", Slice1BatchGrad, WindowsBatchGradOperatorDesc))
+OPERATOR = register(
+    Operator(
+        "slice1_batch",
+        Slice1Batch,
+        WindowsBatchOperatorDesc,
+        gradient=None,
+        batched=None,
+        torch_schema=None,
+        chunked=None,
+        picture=None,
+        messages=None,
+    )
+)
+GRAD_OPERATOR = register(
+    Operator(
+        "slice1_batch_grad",
+        Slice1BatchGrad,
+        WindowsBatchGradOperatorDesc,
+        gradient=None,
+        batched=None,
+        torch_schema=None,
+        chunked=None,
+        picture=None,
+        messages=None,
+    )
+)
