@@ -9,8 +9,8 @@ import pytest
 import cudadml as cd
 from cudadml import runner
 from cudadml.backends import kernels
-from cudadml.ops import Slice1Batch
 from cudadml.errors import BindingError, DescriptorError
+from cudadml.ops import Slice1Batch
 from cudadml.plan import WindowPlan
 from cudadml.testing import POISON, random_array, to_host
 
