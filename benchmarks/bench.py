@@ -13,9 +13,11 @@ time over cudadml's (above 1: cudadml is faster). Peers materialise their result
 ``--against REV`` also runs every case with cudadml as it was at git revision ``REV`` (or from
 a directory holding that revision's ``cudadml/`` and ``kernels_cu/``), imported as a second
 package beside the working tree's, so its kernels run with the launches and parameter structs
-they were written for, compiled as modules of their own. Each case is timed with both, one
-after the other, in the same process, after checking that both give the same bytes; the tables
-gain REV's %D2D and the change in points (GPU time), and REV's host time per call.
+they were written for, compiled as modules of their own (and the working tree's compiled
+launcher, where REV's source of it is the same: an archive carries no build). Each case is
+timed with both, one after the other, in the same process, after checking that both give the
+same bytes; the tables gain REV's %D2D and the change in points (GPU time), and REV's host time
+per call. ``host_cost.py`` times the per-call host work of both without a GPU.
 """
 
 from __future__ import annotations
@@ -374,8 +376,86 @@ def per_call_cases():
     s = random((8, 96), np.float32)
     w = random((16, 512), np.float32)
     xs = [random((16, 64), np.float32) for _ in range(64)]
-    tx, ts, tw = as_torch(x), as_torch(s), as_torch(w)
+    z = random((64, 64), np.complex128)
+    tx, ts, tw, tz = as_torch(x), as_torch(s), as_torch(w), as_torch(z)
     txs = [as_torch(a) for a in xs]
+    # slice1_batch: 16 windows of a 3x64x64 image (one size 3x24x24; or sizes of their own,
+    # 3 x 8..24 x 8..24), and their gradients, against loops of slices (and sums) in CuPy and
+    # PyTorch.
+    rng = np.random.default_rng(2)
+    image = random((3, 64, 64), np.float32)
+    timage = as_torch(image)
+    offsets = np.c_[np.zeros(16, np.int64), rng.integers(0, 41, (16, 2))]
+    own = np.c_[np.full(16, 3), rng.integers(8, 25, (16, 2))]
+    keys = [_window_key(o, (3, 24, 24), (1, 1, 1)) for o in offsets]
+    own_keys = [_window_key(o, n, (1, 1, 1)) for o, n in zip(offsets, own)]
+    dy, dy_own = random((16, 3, 24, 24), np.float32), [random(tuple(map(int, n)), np.float32) for n in own]
+    for g in (dy, *dy_own):
+        g[...] = 1  # finite values: sums of random bits overflow
+    tdy, tdy_own = as_torch(dy), [as_torch(g) for g in dy_own]
+
+    def cupy_sum(grads, window_keys):
+        g = cp.zeros((3, 64, 64), np.float32)
+        for part, window in zip(grads, window_keys):
+            g[window] += part
+        return g
+
+    def torch_sum(grads, window_keys):
+        g = torch.zeros((3, 64, 64), dtype=torch.float32, device="cuda")
+        for part, window in zip(grads, window_keys):
+            g[window] += part
+        return g
+
+    windows = [
+        (
+            "small complex128 slice per call: 64x64 [1:-1, ::2] (directml_types=False)",
+            {
+                "cudadml": lambda lib: functools.partial(lib.strided_slice, z, key, directml_types=False),
+                "CuPy": lambda: cp.ascontiguousarray(z[key]),
+                "PyTorch": (lambda: tz[1:-1, ::2].contiguous()) if torch is not None else None,
+            },
+        ),
+        (
+            "slice1_batch of 16 windows 3x24x24 of 3x64x64 per call",
+            {
+                "cudadml": lambda lib: functools.partial(
+                    lib.slice1_batch, image, window_offsets=offsets, window_sizes=(3, 24, 24)
+                ),
+                "CuPy": lambda: cp.stack([image[k] for k in keys]),
+                "PyTorch": (lambda: torch.stack([timage[k] for k in keys])) if torch is not None else None,
+            },
+        ),
+        (
+            "slice1_batch of 16 windows of their own sizes per call",
+            {
+                "cudadml": lambda lib: functools.partial(
+                    lib.slice1_batch, image, window_offsets=offsets, window_sizes=own
+                ),
+                "CuPy": lambda: [image[k].copy() for k in own_keys],
+                "PyTorch": (lambda: [timage[k].clone() for k in own_keys]) if torch is not None else None,
+            },
+        ),
+        (
+            "slice1_batch_grad of 16 windows 3x24x24 per call",
+            {
+                "cudadml": lambda lib: functools.partial(
+                    lib.slice1_batch_grad, dy, (3, 64, 64), window_offsets=offsets, window_sizes=(3, 24, 24)
+                ),
+                "CuPy": lambda: cupy_sum(dy, keys),
+                "PyTorch": (lambda: torch_sum(tdy, keys)) if torch is not None else None,
+            },
+        ),
+        (
+            "slice1_batch_grad of 16 windows of their own sizes per call",
+            {
+                "cudadml": lambda lib: functools.partial(
+                    lib.slice1_batch_grad, dy_own, (3, 64, 64), window_offsets=offsets, window_sizes=own
+                ),
+                "CuPy": lambda: cupy_sum(dy_own, own_keys),
+                "PyTorch": (lambda: torch_sum(tdy_own, own_keys)) if torch is not None else None,
+            },
+        ),
+    ]
 
     @functools.cache
     def compiled(lib):
@@ -502,13 +582,16 @@ def per_call_cases():
                 "PyTorch": (lambda: torch.cat(txs, dim=0)) if torch is not None else None,
             },
         ),
+        *windows,
     ] + (tensors if torch is not None else [])
 
 
 def load_revision(rev: str):
     """``(label, package)``: cudadml as it was at git revision ``rev`` (its ``cudadml/`` and
     ``kernels_cu/``, from ``git archive``), or as held in the directory ``rev``, imported as a
-    second package named after it; its kernels are found beside it, as a checkout's are."""
+    second package named after it; its kernels are found beside it, as a checkout's are, and
+    it launches through the working tree's compiled launcher where its ``_launch.c`` is the
+    same file (``_share_launcher``)."""
     if pathlib.Path(rev).is_dir():
         root, label = pathlib.Path(rev).resolve(), pathlib.Path(rev).resolve().name
     else:
@@ -538,7 +621,34 @@ def load_revision(rev: str):
     package = importlib.util.module_from_spec(spec)
     sys.modules[name] = package
     spec.loader.exec_module(package)
+    _share_launcher(root, package)
     return label, package
+
+
+def launcher(package) -> str:
+    """How cudadml ``package`` launches: through its compiled launcher, or from Python."""
+    kernels = importlib.import_module(f"{package.__name__}.backends.kernels")
+    return "compiled launcher" if getattr(kernels, "_native", None) is not None else "Python launch route"
+
+
+def _share_launcher(root, package) -> None:
+    """Give the revision ``package`` (extracted at ``root``) the working tree's compiled launcher
+    where its ``_launch.c`` is the same file: ``git archive`` carries no build output, so REV
+    would otherwise launch from Python while the working tree launches from C, and the per-call
+    rows would compare launchers rather than the revisions' own work."""
+    kernels = importlib.import_module("cudadml.backends.kernels")
+    ours, theirs = kernels._native, importlib.import_module(f"{package.__name__}.backends.kernels")
+    source = pathlib.Path(kernels.__file__).with_name("_launch.c")
+    revision_source = root / "cudadml" / "backends" / "_launch.c"
+    if (
+        ours is None
+        or getattr(theirs, "_native", ours) is not None
+        or not revision_source.is_file()
+        or revision_source.read_bytes() != source.read_bytes()
+    ):
+        return
+    theirs._native = ours
+    theirs._PYTHON_ROUTE = frozenset({ours.NO_FUNCTION, ours.NO_DRIVER, ours.NO_CONTEXT})
 
 
 def _has_functions(package, ours) -> bool:
@@ -576,6 +686,8 @@ def main(argv=None) -> int:
         f"# {props['name'].decode()}, CuPy {cp.__version__}, "
         f"PyTorch {torch.__version__ if torch else 'not installed'}, cudadml {cd.__version__}"
         + (f", against cudadml at {label}" if label else "")
+        + f"; launches: {launcher(cd)}"
+        + (f", {label}'s {launcher(before)}" if label else "")
     )
     d2d_us = copy_time_us(args.reps)
     d2d = 2 * 2**30 / d2d_us / 1e3

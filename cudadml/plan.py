@@ -449,29 +449,62 @@ def window_copies(element_size, table, boxes, out_strides, out_window=None) -> C
     """Windows whose table (``window_table``'s rows) is known when compiling, as copies:
     window ``n`` copies ``boxes[n]`` from the input at ``table[n]`` to output ``n``, of
     element strides ``out_strides[n]``; or, with ``out_window``, every window the one box
-    ``boxes[0]`` to output 0, window ``n`` from element ``n * out_window`` on."""
+    ``boxes[0]`` to output 0, window ``n`` from element ``n * out_window`` on. Each job is
+    ``CopyJob.simplified``'s, its walk (which follows the output alone) worked out once per
+    box and output layout."""
     rows = table.tolist()
     if out_window is None:
-        jobs = (
-            _window_job(n, box, row, strides, 0) for n, (row, box, strides) in enumerate(zip(rows, boxes, out_strides))
+        return CopyPlan(
+            element_size,
+            tuple(
+                _window_job(n, _output_walk(tuple(box), tuple(strides)), row, 0)
+                for n, (row, box, strides) in enumerate(zip(rows, boxes, out_strides))
+            ),
         )
-    else:
-        box, strides = tuple(boxes[0]), tuple(out_strides[0])
-        jobs = (_window_job(0, box, row, strides, n * out_window) for n, row in enumerate(rows))
-    return CopyPlan(element_size, tuple(jobs))
+    walk = _output_walk(tuple(boxes[0]), tuple(out_strides[0]))
+    return CopyPlan(element_size, tuple(_window_job(0, walk, row, n * out_window) for n, row in enumerate(rows)))
 
 
-def _window_job(output, box, row, out_strides, out_offset) -> CopyJob:
-    """``CopyJob.simplified`` of a window's copy: for a packed output (the common case: a
-    result of its own) it drops size-1 dimensions and merges, the output's order being the
-    box's already; any other output takes the general walk."""
-    if is_packed(box, out_strides):
-        dims = [d for d in zip(box, row[1:], out_strides) if d[0] != 1]
-        sizes, (in_strides, strides) = (
-            merge_contiguous(*(list(c) for c in zip(*dims))) if dims else ((1,), ((0,), (0,)))
-        )
-        return CopyJob(0, output, sizes, in_strides, strides, row[0], out_offset)
-    return CopyJob(0, output, tuple(box), tuple(row[1:]), tuple(out_strides), row[0], out_offset).simplified()
+@functools.lru_cache(maxsize=1024)
+def _output_walk(box, out_strides):
+    """``CopyJob.simplified``'s walk of a box written at ``out_strides``, which the output
+    alone decides: ``(dims, out_shift)``, ``dims`` the box's dimensions other than size 1 in
+    walking order as ``(index, size, output stride, flipped)`` (a dimension written backwards
+    is walked forwards on both sides: ``flipped``, its output stride made positive), and
+    ``out_shift`` the output offset that the flips add."""
+    dims, out_shift = [], 0
+    for k, (n, o) in enumerate(zip(box, out_strides)):
+        if n == 1:
+            continue
+        if o < 0:
+            out_shift += (n - 1) * o
+        dims.append((k, n, abs(o), o < 0))
+    dims.sort(key=lambda d: -d[2])  # stable: ties keep their order
+    return tuple(dims), out_shift
+
+
+def _window_job(output, walk, row, out_offset) -> CopyJob:
+    """``CopyJob.simplified`` of the copy of the window at table row ``row`` (its first input
+    element, then its steps) walked as ``walk`` (``_output_walk``'s) into ``output``:
+    dimensions merged where contiguous on both sides, as ``merge_contiguous`` merges them."""
+    dims, out_shift = walk
+    in_offset = row[0]
+    sizes, ins, outs = [], [], []
+    for k, n, o, flipped in dims:
+        i = row[1 + k]
+        if flipped:
+            in_offset += (n - 1) * i
+            i = -i
+        if sizes and ins[-1] == i * n and outs[-1] == o * n:
+            sizes[-1] *= n
+            ins[-1], outs[-1] = i, o
+        else:
+            sizes.append(n)
+            ins.append(i)
+            outs.append(o)
+    if not sizes:  # a window of one element
+        return CopyJob(0, output, (1,), (0,), (0,), in_offset, out_offset + out_shift)
+    return CopyJob(0, output, tuple(sizes), tuple(ins), tuple(outs), in_offset, out_offset + out_shift)
 
 
 @functools.cache  # per call: a new dtype costs more than the table's arithmetic
@@ -504,41 +537,49 @@ def grad_window_table(offsets, sizes, strides, counts, dy_offsets, dy_strides, p
     more, innermost, dimension of 2. ``keep``: the dimensions of the output gradient that the
     plan keeps (it may drop dimensions of size 1, which every window takes whole), all by
     default. Returns ``N`` rows of ``grad_window_dtype(R)`` (``R`` dimensions: the kept ones,
-    and the pair), as ``(N, W)`` unsigned 8-byte words, the table's tensor."""
-    n, d = offsets.shape
-    starts = np.where(strides < 0, offsets + sizes - 1, offsets)
-    counts = np.broadcast_to(counts, (n, d))
-    steps = np.broadcast_to(strides, (n, d))
-    dy_strides = np.broadcast_to(dy_strides, (n, d))
+    and the pair), as ``(N, W)`` unsigned 8-byte words, the table's tensor.
+
+    Per window and dimension, the output gradient's element ``c`` was read from input
+    coordinate ``start + step * c`` (``step`` signed, never 0), ``0 <= c < count``; a dimension
+    read backwards (a negative step) is walked from its other end, so each row holds positive
+    steps. What every window shares (``(d,)`` arrays) is written into each row as it is, with
+    no ``(N, d)`` copy made: the table is built per call."""
+    offsets, sizes, strides, counts, dy_strides = (
+        np.asarray(a, np.int64) for a in (offsets, sizes, strides, counts, dy_strides)
+    )
     if keep is not None:
-        starts, counts, steps, dy_strides = (a[:, keep] for a in (starts, counts, steps, dy_strides))
-    if pairs:
-        rows = len(starts)
-        starts, steps = np.c_[starts, np.zeros(rows, np.int64)], np.c_[steps, np.ones(rows, np.int64)]
-        counts, dy_strides = np.c_[counts, np.full(rows, 2, np.int64)], np.c_[dy_strides, np.ones(rows, np.int64)]
-    rows = _grad_rows(dy_offsets, starts, steps, counts, dy_strides)
-    return rows.view(np.uint64).reshape(len(rows), rows.dtype.itemsize // 8)
-
-
-def _grad_rows(dy_offsets, starts, steps, counts, dy_strides):
-    """``grad_window_table``'s rows: per window ``n`` (rows of the ``(N, D)`` arrays), dimension
-    ``d``, the output gradient's element ``c`` was read from input coordinate ``starts + steps
-    * c`` (``steps`` signed, never 0), ``0 <= c < counts``, and lies at ``dy_offsets[n] + sum c
-    * dy_strides``. Negative steps are walked from the other end."""
-    starts, steps, counts, dy_strides = (np.asarray(a, np.int64) for a in (starts, steps, counts, dy_strides))
-    n, rank = steps.shape
-    table = np.zeros(n, grad_window_dtype(rank))
-    back = steps < 0
-    table["dy_offset"] = dy_offsets + np.where(back, dy_strides * (counts - 1), 0).sum(axis=1)
+        offsets, sizes, strides, counts, dy_strides = (
+            a[..., keep] for a in (offsets, sizes, strides, counts, dy_strides)
+        )
+    n, rank = offsets.shape
+    table = np.zeros(n, grad_window_dtype(rank + pairs))
+    if not n:
+        return table.view(np.uint64).reshape(0, table.dtype.itemsize // 8)
     dims = table["dims"]
-    dims["start"] = np.where(back, starts + steps * (counts - 1), starts)
-    dims["count"], dims["dy_stride"] = counts, np.where(back, -dy_strides, dy_strides)
-    dims["step"] = step = np.abs(steps)
-    for v in np.unique(step):  # few distinct steps: the magic of each, for both index widths
-        at = step == v
-        dims["magic64"][at], shift = fast_division(int(v), 64)
-        dims["magic32"][at], dims["shift"][at] = fast_division(int(v), 32)[0], shift
-    return table
+    window = dims[:, :rank] if pairs else dims  # the windows' own dimensions (not the pair)
+    step = np.abs(strides)
+    window["count"], window["step"] = counts, step
+    if int(strides.min()) < 0:
+        back = strides < 0
+        window["start"] = np.where(back, offsets + (sizes - 1) + strides * (counts - 1), offsets)
+        window["dy_stride"] = np.where(back, -dy_strides, dy_strides)
+        table["dy_offset"] = dy_offsets + np.where(back, dy_strides * (counts - 1), 0).sum(axis=-1)
+    else:
+        window["start"], window["dy_stride"], table["dy_offset"] = offsets, dy_strides, dy_offsets
+    if pairs:  # the pair: two elements, one apart, read forwards (start 0)
+        pair = dims[:, rank]
+        pair["count"], pair["dy_stride"], pair["step"] = 2, 1, 1
+    # The divisors' magic: 1 and shift 0 for a step of 1 (the common case, and the pair's);
+    # the few other distinct steps each computed once.
+    dims["magic64"], dims["magic32"] = 1, 1
+    if int(step.max()) > 1:
+        distinct = np.unique(step)
+        at = np.searchsorted(distinct, step)
+        magic = [(fast_division(v, 64), fast_division(v, 32)[0]) for v in distinct.tolist()]
+        window["magic64"] = np.array([m[0][0] for m in magic], np.uint64)[at]
+        window["magic32"] = np.array([m[1] for m in magic], np.uint32)[at]
+        window["shift"] = np.array([m[0][1] for m in magic], np.uint32)[at]
+    return table.view(np.uint64).reshape(n, table.dtype.itemsize // 8)
 
 
 def fast_division(d: int, bits: int = 32) -> tuple[int, int]:

@@ -512,7 +512,10 @@ def _check_words_rank(operation, shape):
 # layer, placed by the backend: ``stage``), bound as the operator's input 1. Windows copied per
 # call (an out whose windows are not packed, addresses that are not whole elements, windows of
 # their own sizes, boxes of MAX_DIMENSIONS) compile an operator whose table is given when
-# compiling (owned by DML): it is folded into copies, and the operator is not kept.
+# compiling (owned by DML): it is folded into copies, and the operator is not kept (its
+# descriptor, of the sizes alone, is: ``_copied_desc``). What a call pays past the table is
+# what the old per-call plans paid: ``benchmarks/host_cost.py`` times each route against a
+# revision.
 
 _OWNED = TensorFlags.OWNED_BY_DML
 _TABLE_TYPE = TensorDataType.from_dtype(WINDOW_TABLE_DTYPE)
@@ -587,18 +590,26 @@ def _windows_op(dtype, directml_types, level, per_sample, x_view, out_view, box,
     return CompiledOperator(desc, device, views=views, load=False)
 
 
+@functools.lru_cache(maxsize=256)
+def _copied_desc(t, x_sizes, table_shape, out_sizes, per_sample, level):
+    """The descriptor of a windows batch whose table is given when compiling: of the sizes
+    alone (the table's values are not in it), so kept, as the tensors are."""
+    return WindowsBatchOperatorDesc(
+        _tensor(t, x_sizes),
+        _tensor(_TABLE_TYPE, table_shape, _OWNED),
+        [_tensor(t, s) for s in out_sizes],
+        per_sample=per_sample,
+        feature_level=level,
+    )
+
+
 def _windows_copied(operation, x, x_view, table, outputs, out_views, device, placed_at=None):
     """The windows batch of ``table`` (known now: folded into copies) into ``outputs``, each
     a tensor of ``out_views``' ``(shape, strides, tensor sizes, tensor strides)``."""
     t = _data_type(x.dtype, operation.directml_types)
     described = _described(*x_view)
-    desc = WindowsBatchOperatorDesc(
-        _tensor(t, described[0]),
-        _tensor(_TABLE_TYPE, table.shape, _OWNED),
-        [_tensor(t, v[2]) for v in out_views],
-        per_sample=operation.per_sample,
-        feature_level=operation.feature_level,
-    )
+    out_sizes = tuple(v[2] for v in out_views)
+    desc = _copied_desc(t, described[0], table.shape, out_sizes, operation.per_sample, operation.feature_level)
     views = ([(*x_view, described[1])], [(v[0], v[1], v[3]) for v in out_views])
     return CompiledOperator(desc, device, views=views, placed_at=placed_at, load=False, constants={1: table})
 
@@ -657,12 +668,12 @@ def _run_window_parts(operation, x, x_view, starts, steps, shapes, stream, kind,
     offsets, total = [], 0
     for s in shapes:
         offsets.append(total)
-        total += -(-int(np.prod(s)) * e // _PART_ALIGNMENT) * _PART_ALIGNMENT
+        total += -(-math.prod(s) * e // _PART_ALIGNMENT) * _PART_ALIGNMENT
     buffer = _empty(kind, (total // e,), x.dtype)
     if shapes:
         table = np.empty((len(shapes), 1 + steps.shape[1]), WINDOW_TABLE_DTYPE)
         table[:, 0], table[:, 1:] = starts, steps
-        out_views = [(s, packed_strides(s), s, packed_strides(s)) for s in shapes]
+        out_views = [(s, strides, s, strides) for s, strides in zip(shapes, map(packed_strides, shapes))]
         op = _windows_copied(operation, x, x_view, table, [buffer], out_views, device, placed_at=offsets)
         op._execute_known_layouts([x], [buffer] * len(shapes), stream, True)
     entry_like = _Entry(None, tuple(shapes), offsets=tuple(offsets), total=total)
@@ -717,6 +728,12 @@ def _window_grad_op(t, out_type, level, per_sample, dy_views, target, keep, n, d
     dy_views = [(*v, v[1]) for v in dy_views]
     views = ([dy_views[0], ((n, words), (words, 1)), *dy_views[1:]], [(*target, strides)])
     return CompiledOperator(desc, device, views=views, load=False)
+
+
+#: ``_window_grad_op`` for gradients of windows of their own sizes (one array each), kept in a
+#: cache of their own: sizes that change from call to call would otherwise push out the
+#: operators of windows of one size.
+_window_grad_parts_op = functools.lru_cache(maxsize=64)(_window_grad_op.__wrapped__)
 
 
 def _run_window_grad(operation, inputs, outs, stream):
@@ -813,8 +830,8 @@ def _run_window_grad(operation, inputs, outs, stream):
     key = (t, out_type, operation.feature_level, per_sample, dy_views, target_view, keep, len(table), device)
     if operation.shared:
         op = _window_grad_op(*key)  # compiled once for these layouts
-    else:  # gradients of windows of their own sizes: one array each, bound per call
-        op = _window_grad_op.__wrapped__(*key)
+    else:  # gradients of windows of their own sizes: one array each, kept apart (sizes vary more)
+        op = _window_grad_parts_op(*key)
         if not new and target is out_words:  # (the operator's input names count the table among them)
             check_out(inputs, out_words)
             new = True

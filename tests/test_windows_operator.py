@@ -245,6 +245,114 @@ def test_sixteen_byte_elements_take_one_pass_through_the_runner(rng):
     assert [p.tobytes() for p in parts] == [z[:, :5].tobytes(), z[:, 5:].tobytes()]
 
 
+# ---- the work of each call ------------------------------------------------------------------------------
+
+
+def test_windows_known_when_compiling_become_the_copies_that_simplify_them(rng):
+    """``window_copies`` walks each window as ``CopyJob.simplified`` does (its walk, which the
+    output alone decides, worked out once per box and layout): size-1 dimensions dropped, a
+    dimension written backwards walked forwards on both sides, outermost output stride first,
+    contiguous dimensions merged."""
+    for _ in range(300):
+        d, n = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+        table = np.c_[rng.integers(0, 99, n), rng.integers(-30, 31, (n, d))]
+        boxes = [tuple(map(int, rng.integers(1, 4, d))) for _ in range(n)]
+        out_strides = [tuple(map(int, rng.integers(-20, 21, d))) for _ in range(n)]
+        copies = plan.window_copies(4, table, boxes, out_strides)
+        assert copies.jobs == tuple(
+            plan.CopyJob(0, k, box, tuple(map(int, row[1:])), strides, int(row[0]), 0).simplified()
+            for k, (row, box, strides) in enumerate(zip(table, boxes, out_strides))
+        )
+        one = plan.window_copies(4, table, boxes[:1], out_strides[:1], out_window=7)
+        assert one.jobs == tuple(
+            plan.CopyJob(0, 0, boxes[0], tuple(map(int, row[1:])), out_strides[0], int(row[0]), 7 * k).simplified()
+            for k, row in enumerate(table)
+        )
+
+
+def _grad_rows_oracle(offsets, sizes, strides, counts, dy_offsets, dy_strides, pairs, keep):
+    """``grad_window_table``'s rows, window by window and dimension by dimension."""
+    n, d = offsets.shape
+    kept = range(d) if keep is None else keep
+    rows = []
+    for k in range(n):
+        dy_offset, dims = int(dy_offsets[k]), []
+        for i in kept:
+            size, stride, count, dy_stride = (
+                int(np.broadcast_to(a, (n, d))[k, i]) for a in (sizes, strides, counts, dy_strides)
+            )
+            start = int(offsets[k, i])
+            if stride < 0:  # read from offset + size - 1 backwards: walked forwards from its other end
+                start += size - 1 + stride * (count - 1)
+                dy_offset += dy_stride * (count - 1)
+                dy_stride = -dy_stride
+            dims.append((start, count, dy_stride, abs(stride)))
+        if pairs:
+            dims.append((0, 2, 1, 1))
+        rows.append((dy_offset, dims))
+    return rows
+
+
+def test_a_gradient_table_holds_each_window_walked_forwards(rng):
+    for _ in range(300):
+        n, d = int(rng.integers(0, 5)), int(rng.integers(1, 5))
+        shape = (d,) if rng.random() < 0.5 else (n, d)
+        sizes = rng.integers(1, 9, shape)
+        strides = rng.integers(1, 4, shape) * rng.choice([1, -1], shape)
+        counts = 1 + (sizes - 1) // np.abs(strides)
+        offsets, dy_offsets = rng.integers(0, 50, (n, d)), rng.integers(0, 999, n)
+        dy_strides = rng.integers(-20, 21, (d,) if rng.random() < 0.5 else (n, d))
+        pairs = bool(rng.random() < 0.3)
+        keep = (
+            sorted(rng.choice(d, int(rng.integers(1, d + 1)), replace=False).tolist()) if rng.random() < 0.3 else None
+        )
+        table = plan.grad_window_table(offsets, sizes, strides, counts, dy_offsets, dy_strides, pairs, keep)
+        rank = (d if keep is None else len(keep)) + pairs
+        got = table.view(plan.grad_window_dtype(rank)).reshape(n)
+        want = _grad_rows_oracle(offsets, sizes, strides, counts, dy_offsets, dy_strides, pairs, keep)
+        assert table.dtype == np.uint64 and table.shape == (n, plan.grad_window_dtype(rank).itemsize // 8)
+        for row, (dy_offset, dims) in zip(got, want):
+            assert int(row["dy_offset"]) == dy_offset
+            for field, (start, count, dy_stride, step) in zip(row["dims"], dims):
+                assert (int(field["start"]), int(field["count"]), int(field["dy_stride"])) == (start, count, dy_stride)
+                divider = tuple(int(field[k]) for k in ("step", "magic64", "magic32", "shift"))
+                (magic64, shift), (magic32, _) = plan.fast_division(step, 64), plan.fast_division(step, 32)
+                assert divider == (step, magic64, magic32, shift)
+
+
+def test_what_a_call_compiles_is_kept_by_its_sizes_and_layouts_never_by_its_windows(rng):
+    """Windows folded into copies compile an operator per call, but its descriptor is kept by
+    the sizes; gradients of windows of their own sizes keep their operator by the gradients'
+    layouts (the table is bound per call), apart from those of one size; and operators whose
+    window plans are equal share their launches."""
+    x = random_array((3, 20, 20), np.float32, rng)
+    runner._copied_desc.cache_clear()
+    out = np.empty((4, 3, 6, 12), np.float32)[..., ::2]  # windows apart: copies, a compile per call
+    for _ in range(3):
+        offsets = np.c_[np.zeros(4, int), rng.integers(0, 15, (4, 2))]
+        got = cd.slice1_batch(x, window_offsets=offsets, window_sizes=(3, 6, 6), out=out)
+        assert got is out and out.tobytes() == np.stack(forward_oracle(x, offsets, (3, 6, 6), [1] * 3, False)).tobytes()
+    assert (runner._copied_desc.cache_info().misses, runner._copied_desc.cache_info().hits) == (1, 2)
+
+    runner._window_grad_parts_op.cache_clear()
+    sizes = np.array([[3, 4, 5], [3, 6, 2], [3, 1, 7]])
+    dys = [rng.standard_normal(tuple(s)).astype(np.float32) for s in sizes]
+    for offsets in ([[0, 0, 0], [0, 3, 9], [0, 19, 1]], [[0, 9, 2], [0, 1, 1], [0, 0, 13]]):
+        got = cd.slice1_batch_grad(dys, x.shape, window_offsets=offsets, window_sizes=sizes)
+        want = grad_oracle(dys, x.shape, np.array(offsets), sizes, [1] * 3, False, np.float32)
+        assert got.tobytes() == want.tobytes()
+    cd.slice1_batch_grad(dys[::-1], x.shape, window_offsets=np.zeros((3, 3), int), window_sizes=sizes[::-1])
+    info = runner._window_grad_parts_op.cache_info()
+    assert (info.misses, info.hits) == (2, 1)
+
+    grad = plan.WindowGradPlan(24, (3, 20, 20), (400, 20, 1), False, 3)
+    assert CUDA.prepare(grad, [(0, 4800)]) is CUDA.prepare(
+        plan.WindowGradPlan(24, (3, 20, 20), (400, 20, 1), False, 3), [(0, 4800)]
+    )
+    copies = plan.window_copies(4, np.array([[0, 1]]), [(4,)], [(1,)])
+    assert CUDA.prepare(copies, [(0, 16)]) is not CUDA.prepare(copies, [(0, 16)])  # per call: not compared
+
+
 # ---- many dimensions ------------------------------------------------------------------------------------
 
 

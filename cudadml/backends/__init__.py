@@ -32,6 +32,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .. import _memory
+from ..plan import WindowGradPlan, WindowPlan
 from . import kernels, reference
 
 __all__ = ["CUDA", "EMULATE", "REFERENCE", "backend_for", "gpu_status", "host_backend", "use_host_backend"]
@@ -46,6 +47,8 @@ class _Kernels:
     """
 
     def prepare(self, plan, out_extents):
+        if type(plan) in _SHARED_PLANS:
+            return _shared_launches(plan, tuple((int(low), int(high)) for low, high in out_extents))
         return _Launches(plan, out_extents)
 
 
@@ -70,6 +73,18 @@ class _Launches:
         if launches is None:
             launches = self.by_width[width] = kernels.prepare(self.plan.narrowed(width))
         return launches
+
+
+#: Plans whose launches operators of equal plans share (``_shared_launches``): the windows',
+#: a few fields each, so cheap to compare. A windows batch of per-window gradients compiles
+#: an operator per new set of layouts, whose plan (the result's layout and the number of
+#: windows) is often one seen before; its launches are then not built again.
+_SHARED_PLANS = frozenset({WindowPlan, WindowGradPlan})
+
+
+@functools.lru_cache(maxsize=256)
+def _shared_launches(plan, out_extents):
+    return _Launches(plan, out_extents)
 
 
 def _as_given(table, device, stream):
