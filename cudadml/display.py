@@ -3,7 +3,10 @@
 A picture is drawn from the geometry that runs, not a second formula: a descriptor's windows
 (``windows``: per dimension ``(start, step, count)``, what it lowers to its plan) and SPLIT's and
 JOIN's parts along their axis; an array function's call normalised and validated as the
-function does it (``calls``, ``runner.describe``), whose windows are the descriptor's.
+function does it (``calls``, ``runner.describe``), whose windows are the descriptor's. Which
+picture an operator's call or descriptor is, is the operator's own rule (``Operator.picture``,
+in its module of ``cudadml.ops``), drawn with the generic pictures this module gives it
+(``PictureKit``); this module draws, and knows no operator by name.
 
 What is drawn follows the windows. The 2-D slices drawn are the first that a window reads (a
 tensor, SPLIT and JOIN: the first slices). A slice of at most ``MAX_ROWS`` by ``MAX_COLUMNS``
@@ -41,8 +44,9 @@ from .compiled import CompiledOperator
 from .errors import int_tuple
 from .graph import CompiledGraph, GraphDesc
 from .hooks import provide
-from .operators import OperatorDesc, desc_summary, tensors_text
-from .ops import Join, Slice, Slice1, Slice1Batch, Slice1BatchGrad, SliceGrad, Split, StridedSlice, StridedSliceGrad
+from .indexing import window_start
+from .operators import REGISTRY, OperatorDesc, desc_summary
+from .ops import of_desc
 from .overlap import overlaps_itself
 from .runner import describe
 from .tensor import BufferTensorDesc, last_element_index, packed_strides, tensor_text
@@ -76,7 +80,6 @@ _CELL = 26  # SVG cell height, and least width, in pixels
 _CHAR = 8  # an upper bound on the width of a character of the 13-pixel font
 _OVERVIEW = 288  # an overview's longest side in pixels
 _MAX_WIDTH = 1000  # pictures side by side wrap past this width
-_SCATTERS = ("slice_grad", "strided_slice_grad")
 _MAX_SKIPPED = 32  # slices of many windows passed over (they show no window not drawn yet) before giving up
 
 
@@ -1180,7 +1183,7 @@ def _batch(title, shape, operation, counts, legend):
     n, d = operation.offsets.shape
     steps, counts = np.broadcast_to(operation.strides, (n, d)), np.broadcast_to(counts, (n, d))
     span = np.abs(steps) * (counts - 1)  # from the first coordinate read to the last
-    lo = np.where(steps > 0, operation.offsets, operation.offsets + operation.sizes - 1 - span)
+    lo = window_start(operation.offsets, operation.sizes, steps) - span * (steps < 0)  # the first read
     hi = lo + span
     if operation.per_sample:  # window k reads sample k: x[k] is slice k of x's grid
         samples = np.arange(n, dtype=np.int64)[:, None]
@@ -1236,66 +1239,12 @@ def _batch(title, shape, operation, counts, legend):
     return Explanation(title, grid, [*legend, *_window_lines(operation, counts)], lay, slices, outlines=outlines)
 
 
-#: The names the operations' ``of`` takes the batch functions' window arguments by.
-_BATCH_NAMES = {"window_offsets": "offsets", "window_sizes": "sizes", "window_strides": "strides"}
-
-
-def _of_batch(name, given, named, where):
-    """The `Explanation` of ``slice1_batch`` (``given``: ``x``) or ``slice1_batch_grad``
-    (``given``: ``dy``: one array or shape, or a list of them), ``named`` the other arguments by
-    the function's names: validated as the function validates the call, for ``uint32`` arrays."""
-    dtype = np.dtype(np.uint32)
-    named = {_BATCH_NAMES.get(k, k): v for k, v in named.items()}
-    if name == Slice1Batch.function:
-        shape = _shape(given, where)
-        operation = Slice1Batch.of(shape, **named)
-        counts = operation.check(dtype, shape)
-        result = operation.results(counts)[0] if operation.shared else f"{len(counts)} arrays, one per window"
-        legend = f"{len(counts)} windows of x; each cell is numbered with the windows that read it"
-        return _batch(f"cd.{name}: x {shape} -> {result}", shape, operation, counts, [legend])
-    # As slice1_batch_grad takes dy: one array (windows of one size), or a list of one per window.
-    one = hasattr(given, "shape") or (
-        isinstance(given, (tuple, list)) and bool(given) and all(isinstance(v, (int, np.integer)) for v in given)
-    )
-    shapes = [_shape(given, where)] if one else [_shape(a, where) for a in arrays.as_list(given, "dy", name)]
-    if not shapes:
-        raise ValueError(f"{name}: dy is an empty list; the gradient of no windows has no dtype (pass zeros)")
-    operation = Slice1BatchGrad.of(named.pop("input_shape"), **named)
-    if operation.shared != one:
-        raise TypeError(
-            f"{name}: windows of one size take dy as one array; per-window sizes take a list of one per window"
-        )
-    counts = operation.check(dtype, operation.input_shape)
-    operation.check_gradients(counts, shapes)
-    dy = shapes[0] if one else f"{len(shapes)} arrays"
-    legend = f"{len(counts)} windows; each cell shows the windows whose gradients it receives, summed; . receives 0"
-    return _batch(f"cd.{name}: dy {dy} -> {operation.input_shape}", operation.input_shape, operation, counts, [legend])
-
-
-# ---- descriptors: their windows, as they lower them ------------------------------------------------
+# ---- descriptors (each drawn by its operator's rule) and tensors ---------------------------------------
 
 
 def _of_desc(desc):
-    """The `Explanation` of an operator descriptor."""
-    name = type(desc).__name__
-    ins, outs = desc.input_tensors, desc.output_tensors
-    if desc.NAME in ("Slice", "Slice1"):
-        (source,), title = ins, f"{name}: {desc_summary(desc)}"
-        mults = packed_strides(outs[0].sizes)
-        return _gather(title, desc.windows, mults, source.sizes, source.effective_strides, "InputTensor")
-    if desc.NAME == "SliceGrad":
-        (grid,), title = outs, f"{name}: {desc_summary(desc)}"
-        mults = packed_strides(ins[0].sizes)
-        return _scatter(title, desc.windows, mults, grid.sizes, grid.effective_strides, "InputGradientTensor")
-    if desc.NAME == "Split":
-        title = f"{name}: {tensor_text(ins[0])} -> {len(outs)} parts along axis {desc.axis}"
-        parts = [f"part {k}: {tensors_text([t])}" for k, t in enumerate(outs)]
-        extents = [t.sizes[desc.axis] for t in outs]
-        return _parts(title, ins[0].sizes, ins[0].effective_strides, desc.axis, extents, parts, split=True)
-    title = f"{name}: {len(ins)} parts along axis {desc.axis} -> {tensor_text(outs[0])}"
-    parts = [f"part {k}: {tensors_text([t])}" for k, t in enumerate(ins)]
-    extents = [t.sizes[desc.axis] for t in ins]
-    return _parts(title, outs[0].sizes, outs[0].effective_strides, desc.axis, extents, parts, split=False)
+    """The `Explanation` of an operator descriptor: its operator's picture rule."""
+    return _drawn(of_desc(desc), desc=desc)
 
 
 def _of_tensor(tensor):
@@ -1326,19 +1275,65 @@ def _of_tensor(tensor):
     return Explanation(f"BufferTensorDesc: {tensor_text(tensor)}", grid, [legend], lay, slices)
 
 
-# ---- array functions: their normalised calls --------------------------------------------------------
+# ---- the operators' pictures: each its module's rule, drawn with the kit ------------------------------
 
-#: The operation of each array function; its ``of`` takes the input shape(s), then the
-#: function's other arguments in order.
-_OPERATIONS = {
-    op.function: op
-    for op in (Slice, Slice1, SliceGrad, Split, Join, StridedSlice, StridedSliceGrad, Slice1Batch, Slice1BatchGrad)
-}
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """A call of an array function to draw: ``name``, its first argument ``given`` (the array,
+    as an array or its shape, or a list of them), the others by the function's names in its
+    order, defaults filled (``arguments``; ``out``, ``stream`` and ``chunks`` left out), and
+    ``where`` (who asks, for the messages)."""
+
+    name: str
+    given: Any
+    arguments: dict[str, Any]
+    where: str
+
+
+class PictureKit:
+    """What an operator's picture rule (``Operator.picture``, in its module of ``cudadml.ops``)
+    draws with. A rule is ``picture(kit, call=None, desc=None)``: the `Explanation` of a `Call`
+    of its array function, or of its descriptor ``desc``. The kit gives the generic pictures
+    (`_gather`: a copy's cells read; `_scatter`: a gradient's cells written; `_parts`: SPLIT's
+    and JOIN's parts; `_batch`: many windows) and the call's arrays normalised and validated as
+    the function does it, for ``uint32`` arrays (so a rule raises what the function would)."""
+
+    DTYPE = np.dtype(np.uint32)
+    gather = staticmethod(_gather)
+    scatter = staticmethod(_scatter)
+    parts = staticmethod(_parts)
+    batch = staticmethod(_batch)
+    mults = staticmethod(_mults)
+    as_list = staticmethod(arrays.as_list)
+
+    @staticmethod
+    def shape(a, where) -> tuple[int, ...]:
+        """The shape of ``a``: an array's, or ``a`` given as a shape."""
+        return tuple(a.shape) if hasattr(a, "shape") else int_tuple(a, "shape", where)
+
+    def results(self, operation, shapes) -> tuple:
+        """The result shapes of ``operation`` on arrays of ``shapes``, validated as it runs."""
+        return describe(operation, self.DTYPE, shapes)
+
+    def operation(self, cls, call):
+        """``(operation, shape, results)``: ``call`` of one array normalised as its function
+        does it (``cls.of``, the call class, takes the shape, then the other arguments in
+        order), its array's shape and its result shapes."""
+        shape = self.shape(call.given, call.where)
+        operation = cls.of(shape, *call.arguments.values())
+        return operation, shape, self.results(operation, [shape])
+
+
+_KIT = PictureKit()
 _NOT_DRAWN = ("out", "stream", "chunks")  # arguments that play no part in a picture
 
 
-def _shape(a, where):
-    return tuple(a.shape) if hasattr(a, "shape") else int_tuple(a, "shape", where)
+def _drawn(operator, **subject):
+    """``operator``'s picture rule's `Explanation` of ``subject`` (``call=`` or ``desc=``)."""
+    if operator.picture is None:
+        raise TypeError(f"explain: {operator.name} has no picture")
+    return operator.picture(_KIT, **subject)
 
 
 def _of_call(fn, args, kwargs):
@@ -1346,42 +1341,10 @@ def _of_call(fn, args, kwargs):
     call normalised as the function normalises it, and validated for ``uint32`` arrays by the
     rules it runs under (so it raises what the function would)."""
     name = fn.__name__
-    operation_type = _OPERATIONS[name]
     bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
-    given, *rest = [v for k, v in bound.arguments.items() if k not in _NOT_DRAWN]
-    axis = bound.arguments.get("axis")  # titles say it as given
-    where = f"explain(cd.{name})"
-    if operation_type in (Slice1Batch, Slice1BatchGrad):
-        named = {k: v for k, v in bound.arguments.items() if k not in _NOT_DRAWN}
-        return _of_batch(name, given, dict(itertools.islice(named.items(), 1, None)), where)
-    if name == "join":
-        shapes = [_shape(a, where) for a in given]
-        if not shapes:
-            raise ValueError(f"{Join.NAME}: needs at least one array to join")
-        operation = Join.of(shapes[0], *rest)  # as `join` calls it: the first shape; describe checks the rest
-        (joined,) = describe(operation, np.dtype(np.uint32), shapes)
-        title = f"cd.join: {len(shapes)} parts along axis {axis} -> {joined}"
-        parts = [f"part {k}: {s}" for k, s in enumerate(shapes)]
-        extents = [s[operation.axis] for s in shapes]
-        return _parts(title, joined, packed_strides(joined), operation.axis, extents, parts, split=False)
-    shape = _shape(given, where)
-    operation = operation_type.of(shape, *rest)
-    results = describe(operation, np.dtype(np.uint32), [shape])
-    if name == "split":
-        title = f"cd.split: x {shape} -> {len(results)} parts along axis {axis}"
-        parts = [f"part {k}: {s}" for k, s in enumerate(results)]
-        extents = [s[operation.axis] for s in results]
-        return _parts(title, shape, packed_strides(shape), operation.axis, extents, parts, split=True)
-    windows = operation.windows_for(shape) if name == "slice_grad" else operation.windows
-    if name in _SCATTERS:  # the grid is the result; dy is indexed as the slice's result
-        (received,) = results
-        mults = _mults(shape, operation.axis_map)
-        title = f"cd.{name}: dy {shape} -> {received}"
-        return _scatter(title, windows, mults, received, packed_strides(received), "dy")
-    (result,) = results
-    mults = _mults(result, operation.axis_map)
-    return _gather(f"cd.{name}: x {shape} -> {result}", windows, mults, shape, packed_strides(shape), "x")
+    (_, given), *rest = [(k, v) for k, v in bound.arguments.items() if k not in _NOT_DRAWN]
+    return _drawn(REGISTRY[name], call=Call(name, given, dict(rest), f"explain(cd.{name})"))
 
 
 def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
@@ -1451,7 +1414,7 @@ def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
             raise TypeError(f"explain: a {type(what).__name__} takes no further arguments")
         return _of_tensor(what) if isinstance(what, BufferTensorDesc) else _of_desc(what)
     name = getattr(what, "__name__", "")
-    if name not in _OPERATIONS or getattr(arrays, name) is not what:
+    if name not in REGISTRY or getattr(arrays, name, None) is not what:
         raise TypeError(
             "explain: takes an operator descriptor, a CompiledOperator, a BufferTensorDesc or a cudadml array "
             f"function, not {what!r}"

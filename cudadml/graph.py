@@ -26,7 +26,6 @@ from .compiled import CompiledBatch
 from .errors import DescriptorError, Violations, as_int
 from .hooks import provided
 from .operators import OperatorDesc
-from .ops import JoinOperatorDesc, Slice1OperatorDesc, SliceGradOperatorDesc, SliceOperatorDesc, SplitOperatorDesc
 from .plan import CopyJob, CopyPlan, best_walk, merge_phases
 from .tensor import BufferTensorDesc, packed_strides
 
@@ -531,7 +530,8 @@ def _cycle(count, successors):
 # ---------------------------------------------------------------------------------------------
 # Pieces and their composition.
 #
-# A local piece (one node, before composition): ``(source, dims)`` with per dimension
+# A local piece (one node, before composition), as its descriptor's ``pieces(port)`` gives it
+# (each defined with its descriptor, in ``cudadml.ops``): ``(source, dims)`` with per dimension
 # ``(lo, step, count, src_lo, src_step)``: output element ``lo + step * k`` takes element
 # ``src_lo + src_step * k`` of node input ``source`` (None: zero), for ``0 <= k < count``.
 # A resolved piece: ``(source, offset, dims)`` with per dimension ``(lo, step, count,
@@ -541,49 +541,6 @@ def _cycle(count, successors):
 # axes ``(e_step, e_count, e_stride)`` of the same dimension: a block of rows re-described as
 # one flat dimension stays one piece. Steps of the output side are positive (1 for a single
 # element).
-
-
-def _local_pieces(op, port):
-    """The pieces of output ``port`` of ``op`` in terms of its inputs."""
-    if isinstance(op, (SliceOperatorDesc, Slice1OperatorDesc)):
-        return [(0, tuple((0, 1, count, start, step) for start, step, count in op.windows))]
-    sizes = op.output_tensors[port].sizes
-    if isinstance(op, SplitOperatorDesc):
-        start = sum(t.sizes[op.axis] for t in op.output_tensors[:port])
-        return [(0, tuple((0, 1, n, start if d == op.axis else 0, 1) for d, n in enumerate(sizes)))]
-    if isinstance(op, JoinOperatorDesc):
-        pieces, start = [], 0
-        for k, t in enumerate(op.input_tensors):
-            pieces.append((k, tuple((start if d == op.axis else 0, 1, n, 0, 1) for d, n in enumerate(t.sizes))))
-            start += t.sizes[op.axis]
-        return pieces
-    if isinstance(op, SliceGradOperatorDesc):
-        lattice = []
-        for start, step, count in op.windows:
-            if step < 0:  # walk the window forwards, the gradient backwards
-                lattice.append((start + step * (count - 1), -step if count > 1 else 1, count, count - 1, -1))
-            else:
-                lattice.append((start, step if count > 1 else 1, count, 0, 1))
-        pieces = [(0, tuple(lattice))]
-        for d, (lo, step, count, _, _) in enumerate(lattice):
-            for gap in _gaps(lo, step, count, sizes[d]):
-                dims = [(a, b, c, 0, 0) for a, b, c, _, _ in lattice[:d]]
-                dims.append((*gap, 0, 0))
-                dims += [(0, 1, n, 0, 0) for n in sizes[d + 1 :]]
-                pieces.append((None, tuple(dims)))
-        return pieces
-    raise TypeError(f"a graph node cannot be a {type(op).__name__}")
-
-
-def _gaps(lo, step, count, size):
-    """The elements of ``[0, size)`` off the lattice ``lo + step * k``, as lattices."""
-    gaps = [(0, 1, lo)] if lo else []
-    if count > 1:
-        gaps += [(lo + r, step, count - 1) for r in range(1, step)]
-    last = lo + step * (count - 1)
-    if last + 1 < size:
-        gaps.append((last + 1, 1, size - last - 1))
-    return gaps
 
 
 def _solve(a, b, count_k, c, d, count_m):
@@ -847,7 +804,10 @@ class _Composer:
     def _resolve(self, node, port):
         op = self.graph.nodes[node].operator
         out = []
-        for source, dims in _local_pieces(op, port):
+        pieces = getattr(op, "pieces", None)  # each descriptor's own: its module in cudadml.ops
+        if pieces is None:
+            raise TypeError(f"a graph node cannot be a {type(op).__name__}")
+        for source, dims in pieces(port):
             if source is None:
                 out.append((None, 0, tuple((lo, step, count, 0, ()) for lo, step, count, _, _ in dims)))
                 continue

@@ -9,7 +9,31 @@ from builtins import slice as _pyslice
 
 import numpy as np
 
-__all__ = ["index_key", "parse_key", "window_params"]
+__all__ = ["index_key", "parse_key", "window_params", "window_reach", "window_start"]
+
+
+def window_start(offset, size, stride):
+    """Where a SLICE1 window of ``offset``, ``size`` and ``stride`` starts copying: its first
+    element, or for a negative stride its last, ``offset + size - 1`` (DirectML's CopyStart).
+
+    Works on ints and, elementwise, on NumPy arrays of windows.
+
+    >>> window_start(1, 4, 2), window_start(1, 4, -2)
+    (1, 4)
+    """
+    return offset + (size - 1) * (stride < 0)
+
+
+def window_reach(size, stride):
+    """How many elements a window of ``size`` (at least 1) and ``stride`` (non-zero) takes at
+    most: ``1 + (size - 1) // |stride|`` (DirectML's MaxCopiedElements).
+
+    Works on ints and, elementwise, on NumPy arrays of windows.
+
+    >>> window_reach(5, 2), window_reach(5, -3)
+    (3, 2)
+    """
+    return 1 + (size - 1) // abs(stride)
 
 
 def _optional_index(value):

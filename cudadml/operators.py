@@ -25,6 +25,7 @@ from types import MappingProxyType
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import Violations, as_int, int_tuple
 from .hooks import provided
+from .indexing import window_reach, window_start
 from .overlap import overlaps_itself
 from .tensor import UINT32_MAX, BufferTensorDesc, tensor_text
 
@@ -348,10 +349,7 @@ class WindowDesc(OperatorDesc):
     @property
     def copy_start(self) -> tuple[int, ...]:
         """Where the copy starts in each dimension (the window's end for negative strides)."""
-        return tuple(
-            o + s - 1 if st < 0 else o
-            for o, s, st in zip(self.input_window_offsets, self.input_window_sizes, self.input_window_strides)
-        )
+        return tuple(map(window_start, self.input_window_offsets, self.input_window_sizes, self.input_window_strides))
 
     @property
     def windows(self) -> tuple[tuple[int, int, int], ...]:
@@ -377,7 +375,7 @@ class WindowDesc(OperatorDesc):
         for i, (size, stride, count) in self._dims("input_window_sizes", "input_window_strides", self._RESULT):
             if size < 1 or stride == 0:
                 continue  # reported above
-            most = 1 + (size - 1) // abs(stride)
+            most = window_reach(size, stride)
             if count > most:
                 v.add(
                     f"{result}.Sizes[{i}] = {count} exceeds MaxCopiedElements[{i}] = "

@@ -351,10 +351,51 @@ def test_refusals():
         cd.strided_slice(unknown, np.s_[::2])
     with pytest.raises(ValueError, match="3 chunks= values for 2 parts"):
         cd.split(x, parts=2, chunks=[1, 1, 1])
-    with pytest.raises(TypeError, match="does not take Dask arrays"):
+    with pytest.raises(TypeError, match=r"^slice1_batch_grad: does not take Dask arrays \(slice1_batch does\)$"):
         cd.slice1_batch_grad(
             da.from_array(np.ones((1, 2, 2, 2))), (3, 3, 3), window_offsets=[[0, 0, 0]], window_sizes=(2, 2, 2)
         )
+
+
+def test_each_operator_chunks_by_the_rule_its_module_registers():
+    """The Dask adapter holds no operator of its own: it runs each one's ``chunked`` rule."""
+    from cudadml.operators import REGISTRY
+
+    assert {name for name, op in REGISTRY.items() if op.chunked is None} == {"slice1_batch_grad"}
+    assert all(op.chunked.__module__ == op.call.__module__ for op in REGISTRY.values() if op.chunked)
+
+
+@pytest.mark.parametrize("added", [(0, 1, 0), (0, 0, 1), (1, 0)])
+@pytest.mark.parametrize(
+    ("key", "dy_shape"),
+    [(np.s_[..., None], (16, 10, 1)), (np.s_[:, None, ::-3], (16, 1, 4)), (np.s_[None, 3, None, 1:], (1, 1, 9))],
+)
+def test_a_gradient_reads_an_added_axis_from_the_chunk_that_holds_it(key, dy_shape, added):
+    """An axis the key adds (``None``) holds one element; size-0 chunks along it before that
+    one are not where it is (they were read, and the gradient came out wrong)."""
+    dy = np.arange(1, 1 + math.prod(dy_shape), dtype=np.float32).reshape(dy_shape)
+    expected = np.zeros((16, 10), np.float32)
+    expected[key] = dy
+    for axis in [d for d, n in enumerate(dy_shape) if n == 1]:
+        chunks = [(n,) for n in dy_shape]
+        chunks[axis] = added
+        g = cd.strided_slice_grad(da.from_array(dy, chunks=tuple(chunks)), (16, 10), key)
+        assert same(g.compute(scheduler="sync"), expected), chunks
+
+
+@pytest.mark.parametrize("samples", [(0, 3, 3), (3, 0, 3), (2, 4, 0), (0, 6, 0)])
+def test_per_sample_windows_skip_an_empty_chunk_of_samples(rng, samples):
+    """A size-0 chunk of ``x`` along its sample axis holds no window: no task, no chunk (it
+    raised NumPy's "zero-size array to reduction operation minimum")."""
+    x = random_array((6, 5, 4), np.float32, rng)
+    offsets = np.c_[rng.integers(0, 4, 6), rng.integers(0, 3, 6)]
+    windows = {"window_offsets": offsets, "window_sizes": [2, 2], "window_strides": [1, -2], "per_sample": True}
+    y = cd.slice1_batch(da.from_array(x, chunks=(samples, 5, 4)), **windows)
+    assert y.chunks == (tuple(c for c in samples if c), (2,), (1,))
+    assert same(y.compute(scheduler="sync"), cd.slice1_batch(x, **windows))
+    shared = {"window_offsets": np.c_[offsets, offsets[:, :1] % 3], "window_sizes": [2, 2, 2]}
+    y = cd.slice1_batch(da.from_array(x, chunks=2), **shared, chunks=(samples,))  # windows per chunk
+    assert same(y.compute(scheduler="sync"), cd.slice1_batch(x, **shared))
 
 
 def test_the_core_package_imports_without_dask():

@@ -26,6 +26,11 @@ Elsewhere a piece is a one-part SPLIT (or one-array JOIN) of a view of the input
 a view of the output chunk. By default the parts of a split are cut where the input's chunks are, and a join
 has the inputs' chunks along its axis, so where part boundaries fall on chunk boundaries
 nothing is copied.
+
+This module names no operator: each registers its chunking rule with itself
+(``Operator.chunked``, in its module of ``cudadml.ops``), which builds its graph with ``KIT``:
+this module's builders of the graphs above (window, gradient, split, join, windows), given the
+operator's own facts (its operation on one piece); the adapter runs the rule ``REGISTRY`` holds.
 """
 
 from __future__ import annotations
@@ -35,15 +40,17 @@ import importlib
 import itertools
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import dask.array as da
 import numpy as np
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from .. import calls, ops
+from .. import calls
 from ..bindings import check_element_dtype
 from ..errors import DescriptorError
+from ..ops import REGISTRY
 from ..runner import PLAIN, describe, run
 from ..tensor import MAX_ELEMENTS, SPAN_RULE
 
@@ -116,22 +123,38 @@ class DaskAdapter:
                 f"{operation.function}: stream= does not apply to Dask arrays: each chunk runs on its worker's "
                 "current stream"
             )
-        if isinstance(operation, ops.Slice1BatchGrad):
-            raise TypeError(f"{operation.function}: does not take Dask arrays (slice1_batch does)")
+        chunked = REGISTRY[operation.function].chunked  # the operator's chunking rule (cudadml.ops)
+        if chunked is None:
+            raise _no_chunking(operation.function)
         span = SPAN_RULE.set(False)  # each chunk is a buffer of its own, checked below and by its own call
         try:
-            if isinstance(operation, ops.Slice1Batch):
-                shapes = operation.shapes(inputs[0].dtype, inputs[0].shape)
-            else:
-                shapes = describe(operation, inputs[0].dtype, [x.shape for x in inputs])
+            shapes = _shapes(operation, inputs)
         finally:
             SPAN_RULE.reset(span)
         module = _module(operation.function, inputs[0], operation.ARGUMENT)
-        result = _BUILDERS[type(operation)](operation, inputs, module, shapes, chunks)
+        result = chunked(KIT, operation, inputs, module, shapes, chunks)
         return result if isinstance(result, list) else [result]
 
 
 ADAPTER = DaskAdapter()
+
+
+def _no_chunking(name):
+    """The refusal of an operator that registers no chunking rule, naming its forward operator
+    where that one has one (``slice1_batch_grad``: slice1_batch does)."""
+    forward = REGISTRY.get(name.removesuffix("_grad"))
+    does = f" ({forward.name} does)" if forward is not None and forward.name != name and forward.chunked else ""
+    return TypeError(f"{name}: does not take Dask arrays{does}")
+
+
+def _shapes(operation, inputs):
+    """The result shapes of the whole call: from its descriptor (``runner.describe``), or those
+    an operation with no descriptor of the whole call gives itself (``shapes``: a batch of
+    windows)."""
+    x = inputs[0]
+    if hasattr(operation, "shapes"):
+        return operation.shapes(x.dtype, x.shape)
+    return describe(operation, x.dtype, [a.shape for a in inputs])
 
 
 def _module(name, x, where):
@@ -234,27 +257,7 @@ def _empty_graph(name, x, module, dtype, chunks, zeros):
     return _array(name, dsk, chunks, module, dtype, [x])
 
 
-# ---- windows: slice, slice1, strided_slice ------------------------------------------------------------
-
-
-def _local(operation, windows, rank):
-    """``operation`` (of the window kind) for one piece: ``(start, step, count)`` per input
-    axis in the chunk it reads; ``rank``: the result's rank."""
-    if isinstance(operation, ops.Slice):
-        offsets, steps, counts = zip(*windows)
-        return operation._replace(offsets=offsets, sizes=counts, strides=steps)
-    if isinstance(operation, ops.Slice1):
-        offsets = tuple(s if st > 0 else s + st * (n - 1) for s, st, n in windows)
-        sizes = tuple((n - 1) * abs(st) + 1 for _, st, n in windows)
-        counts = tuple(n for *_, n in windows)
-        return operation._replace(
-            offsets=offsets, sizes=sizes, strides=tuple(st for _, st, _ in windows), output_sizes=counts
-        )
-    result_shape = [1] * rank
-    for (_, _, n), r in zip(windows, operation.axis_map):
-        if r is not None:
-            result_shape[r] = n
-    return operation._replace(windows=windows, result_shape=tuple(result_shape))
+# ---- windows: slice, slice1, strided_slice (kit.window) ---------------------------------------------
 
 
 def _gather(name, sources, module, dtype, axis_map, chunks, plan, make_call, alias=False):
@@ -290,8 +293,10 @@ def _gather(name, sources, module, dtype, axis_map, chunks, plan, make_call, ali
     return dsk
 
 
-def _build_window(operation, inputs, module, shapes, chunks):
-    """slice, slice1, strided_slice: each piece the same operation on one chunk."""
+def _build_window(operation, inputs, module, shapes, chunks, local):
+    """A window per input axis (slice, slice1, strided_slice): each piece the same operation
+    on one chunk, ``local(operation, windows, rank)``: the operation on the piece's windows,
+    ``(start, step, count)`` per input axis in the chunk it reads (``rank``: the result's)."""
     (x,), (shape,), dtype = inputs, shapes, inputs[0].dtype
     windows, axis_map = operation.windows, operation.axis_map
     name = operation.function
@@ -315,10 +320,10 @@ def _build_window(operation, inputs, module, shapes, chunks):
         return [(0, per_axis)]
 
     def make_call(_, pieces):
-        local = tuple(
+        windows_in_chunk = tuple(
             (first, windows[d][1] if kb - ka > 1 else 1, kb - ka) for d, (_, first, ka, kb) in enumerate(pieces)
         )
-        return _local(operation, local, len(shape)), None
+        return local(operation, windows_in_chunk, len(shape)), None
 
     dsk = _gather(token, inputs, module, dtype, axis_map, out_chunks, plan, make_call)
     return _array(token, dsk, out_chunks, module, dtype, inputs)
@@ -342,19 +347,23 @@ def _gradient_follow(start, step, count, dy_sizes, n):
     return (*before, *inner, *after)
 
 
-def _build_gradient(operation, inputs, module, shapes, chunks):
-    """slice_grad, strided_slice_grad: an output chunk gathers the window positions inside it,
-    one operation per ``dy`` chunk they come from, each into the box from its first to its
-    last position; a chunk that holds none is zeros and reads nothing."""
+def _build_gradient(operation, inputs, module, shapes, chunks, windows, local):
+    """A window's gradient (slice_grad, strided_slice_grad), ``windows`` per axis of the
+    result: an output chunk gathers the window positions inside it, one operation per ``dy``
+    chunk they come from, each into the box from its first to its last position; a chunk that
+    holds none is zeros and reads nothing. ``local(operation, extents, steps, counts,
+    dy_shape)``: the operation on a piece, placing ``counts`` elements (per axis, every
+    ``step``) of a ``dy`` box of ``dy_shape`` in a box of ``extents``."""
     (dy,), (shape,), dtype = inputs, shapes, inputs[0].dtype
     name, axis_map = operation.function, operation.axis_map
-    grad = isinstance(operation, ops.SliceGrad)
-    windows = operation.windows_for(dy.shape) if grad else operation.windows
     token = f"{name}-{tokenize(dy.name, operation, shape, chunks)}"
     if 0 in shape or 0 in dy.shape:
         default = da.core.normalize_chunks("auto", shape, dtype=dtype)
         return _empty_graph(token, dy, module, dtype, _chunks(chunks, default, shape, dtype), 0 not in shape)
     dy_axis = {r: d for d, r in enumerate(axis_map) if r is not None}  # dy's axis -> the window's
+    # An axis of dy that no window has (``None`` in a key adds it) holds one element: read the
+    # chunk that holds it (others along it are empty).
+    added = [next(j for j, c in enumerate(dy.chunks[r]) if c) if r not in dy_axis else 0 for r in range(dy.ndim)]
     dy_sizes = [dy.chunks[r] if r is not None else (1,) for r in axis_map]
     default = [_gradient_follow(*w, sizes, n) for w, sizes, n in zip(windows, dy_sizes, shape)]
     out_chunks = _chunks(chunks, default, shape, dtype)
@@ -384,33 +393,22 @@ def _build_gradient(operation, inputs, module, shapes, chunks):
             box = tuple(slice(first, first + extent) for _, _, _, first, extent in pieces)
             extents = tuple(extent for *_, extent in pieces)
             steps = tuple(w[1] for w in windows)
-            dy_index = [0] * dy.ndim
+            dy_index = list(added)
             dy_box = [slice(None)] * dy.ndim
             dy_shape = [1] * dy.ndim
             for r, d in dy_axis.items():
                 j, k0, k1 = pieces[d][:3]
                 dy_index[r], dy_box[r], dy_shape[r] = j, slice(k0, k1), k1 - k0
             at = keys.setdefault((dy.name, *dy_index), len(keys))
-            if grad:
-                local = operation._replace(
-                    input_shape=extents, offsets=(0,) * len(extents), sizes=extents, strides=steps
-                )
-            else:
-                counts = [k1 - k0 for _, k0, k1, _, _ in pieces]
-                local = operation._replace(
-                    input_shape=extents,
-                    windows=tuple(
-                        (0 if st > 0 else e - 1, st if n > 1 else 1, n) for e, st, n in zip(extents, steps, counts)
-                    ),
-                    result_shape=tuple(dy_shape),
-                )
-            runs.append((local, at, tuple(dy_box), box))
+            counts = tuple(k1 - k0 for _, k0, k1, _, _ in pieces)
+            runs.append((local(operation, extents, steps, counts, tuple(dy_shape)), at, tuple(dy_box), box))
         dsk[(token, *index)] = (_fill, _Chunk(module, chunk_shape, dtype, not covered, tuple(runs)), *keys)
     return _array(token, dsk, out_chunks, module, dtype, inputs)
 
 
-def _build_split(operation, inputs, module, shapes, chunks):
-    """split: each part cut where ``x``'s chunks are (by default), whole chunks aliased."""
+def _build_split(operation, inputs, module, shapes, chunks, piece):
+    """Parts of one array along ``operation.axis`` (split): each part cut where ``x``'s chunks
+    are (by default), whole chunks aliased; ``piece``: as ``_copy_call`` takes it."""
     (x,), dtype = inputs, inputs[0].dtype
     name, axis = operation.function, operation.axis
     if isinstance(chunks, list):
@@ -434,27 +432,26 @@ def _build_split(operation, inputs, module, shapes, chunks):
             return [(0, [_pieces(s, 1, a, b, bd) for s, (a, b), bd in zip(starts, ranges, bounds)])]
 
         part = f"{name}-{p}-{token}"
-        dsk = _gather(part, inputs, module, dtype, range(x.ndim), out_chunks, plan, _copy_call(operation), True)
+        dsk = _gather(part, inputs, module, dtype, range(x.ndim), out_chunks, plan, _copy_call(operation, piece), True)
         parts.append(_array(part, dsk, out_chunks, module, dtype, inputs))
     return parts
 
 
-def _copy_call(operation):
-    """A piece of SPLIT or JOIN: a one-part SPLIT (one-array JOIN) of the piece's box."""
+def _copy_call(operation, piece):
+    """A piece of a split or join: ``piece(operation, counts)``, the operation copying a box of
+    ``counts`` elements per axis (a one-part SPLIT, a one-array JOIN), on the piece's box."""
 
     def make_call(_, pieces):
         box = tuple(slice(first, first + kb - ka) for _, first, ka, kb in pieces)
-        if isinstance(operation, ops.Split):
-            _, _, ka, kb = pieces[operation.axis]
-            return operation._replace(sizes=(kb - ka,)), box
-        return operation, box
+        return piece(operation, tuple(kb - ka for _, _, ka, kb in pieces)), box
 
     return make_call
 
 
-def _build_join(operation, inputs, module, shapes, chunks):
-    """join: the inputs' chunks along the axis, and every input's chunk boundaries on the
-    other axes (by default); whole chunks aliased."""
+def _build_join(operation, inputs, module, shapes, chunks, piece):
+    """Arrays joined along ``operation.axis`` (join): the inputs' chunks along the axis, and
+    every input's chunk boundaries on the other axes (by default); whole chunks aliased;
+    ``piece``: as ``_copy_call`` takes it."""
     (shape,), dtype = shapes, inputs[0].dtype
     name, axis = operation.function, operation.axis
     offsets = _starts([x.shape[axis] for x in inputs])
@@ -485,11 +482,11 @@ def _build_join(operation, inputs, module, shapes, chunks):
         return reads
 
     token = f"{name}-{tokenize([x.name for x in inputs], operation, shape, chunks)}"
-    dsk = _gather(token, inputs, module, dtype, range(len(shape)), out_chunks, plan, _copy_call(operation), True)
+    dsk = _gather(token, inputs, module, dtype, range(len(shape)), out_chunks, plan, _copy_call(operation, piece), True)
     return _array(token, dsk, out_chunks, module, dtype, inputs)
 
 
-# ---- many windows: slice1_batch --------------------------------------------------------------------
+# ---- many windows: slice1_batch (kit.windows) ------------------------------------------------------
 
 
 def _windows_block(region, offsets, sizes, strides, per_sample, feature_level, directml_types):
@@ -505,7 +502,8 @@ def _build_windows(operation, inputs, module, shapes, chunks):
     """Each output chunk holds a run of windows (with per-window sizes: each window is its own
     array) and is one task on the box of ``x`` its windows read (a Dask slice of ``x``, made one
     chunk), its windows moved to that box; with ``per_sample`` the runs follow ``x``'s chunks
-    along its first axis. ``chunks``: windows per chunk (an int, or sizes along the window axis)."""
+    along its first axis (an empty chunk of ``x`` holds no window: no run, no chunk). ``chunks``:
+    windows per chunk (an int, or sizes along the window axis)."""
     (x,) = inputs
     offsets, per_sample = operation.offsets, operation.per_sample
     n, d = offsets.shape
@@ -518,6 +516,8 @@ def _build_windows(operation, inputs, module, shapes, chunks):
     options = (operation.feature_level, operation.directml_types)
     parts = []
     for a, b in itertools.pairwise(runs):
+        if a == b:  # no window to read a box for (Dask's concatenate would drop its empty part)
+            continue
         low, high = offsets[a:b].min(axis=0), (offsets[a:b] + sizes[a:b]).max(axis=0)
         box = tuple(slice(int(lo), int(hi)) for lo, hi in zip(low, high))
         region = x[(slice(a, b), *box) if per_sample else box]
@@ -544,13 +544,13 @@ def _build_windows(operation, inputs, module, shapes, chunks):
     return da.concatenate(parts, axis=0)
 
 
-_BUILDERS = {
-    ops.Slice1Batch: _build_windows,
-    ops.Slice: _build_window,
-    ops.Slice1: _build_window,
-    ops.StridedSlice: _build_window,
-    ops.SliceGrad: _build_gradient,
-    ops.StridedSliceGrad: _build_gradient,
-    ops.Split: _build_split,
-    ops.Join: _build_join,
-}
+#: The Dask machinery an operator's chunking rule (``Operator.chunked``, in its module of
+#: ``cudadml.ops``) builds its graph with: the graph of each kind of call, given the operator's
+#: own facts (its operation on one piece).
+KIT = SimpleNamespace(
+    window=_build_window,
+    gradient=_build_gradient,
+    split=_build_split,
+    join=_build_join,
+    windows=_build_windows,
+)

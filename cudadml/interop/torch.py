@@ -10,11 +10,12 @@ words, or of conjugate or negative views, runs on CuPy views of the tensors.) An
 written as torch's own ``out=`` writes: through its conjugate and negative bits, as an in-place
 write that autograd sees (its version counter moves), and refused where torch refuses one.
 
-The operations are PyTorch operators too, in the ``cudadml`` namespace
-(``torch.ops.cudadml.slice``, ``slice1``, ``slice_grad``, ``split``, ``join``, each with an
-``out`` overload): a schema of tensors and integer lists (an operation's fields), CPU and CUDA
-kernels (the runs above), a fake kernel for shapes (``runner.describe``: every DirectML rule
-at trace time), autograd and vmap rules. ``strided_slice`` is ``slice1`` and a view that drops
+The operations are PyTorch operators too, in the ``cudadml`` namespace: each registered
+operator with a ``torch_schema`` (``torch.ops.cudadml.slice``, ``slice1``, ``slice_grad``,
+``split``, ``join``, each with an ``out`` overload): a schema of tensors and integer lists (an
+operation's fields), CPU and CUDA kernels (the runs above), a fake kernel for shapes
+(``runner.describe``: every DirectML rule at trace time), autograd and vmap rules (the
+operator's ``gradient`` and ``batched``). ``strided_slice`` is ``slice1`` and a view that drops
 and adds the index's size-1 axes; ``strided_slice_grad`` the view and ``slice_grad``. A call
 goes through the operators whenever PyTorch is watching: compiling or exporting (Dynamo),
 under a functorch transform (vmap, grad), a dispatch mode (fake tensors, tracing) or with a
@@ -24,7 +25,8 @@ functorch transform a call is that autograd node (``_Function``), applied before
 dispatcher, as the transforms need: each transform's level runs its forward (through the
 operators under vmap), backward or jvp.
 
-Backward is another operation on the gradients (``gradient_of``): SLICE and SLICE1 give
+Backward is another operation on the gradients (``gradient_of``: the operator's ``gradient``
+rule, in its module of ``cudadml.ops``): SLICE and SLICE1 give
 SLICE_GRAD, SLICE_GRAD gives SLICE1, SPLIT and JOIN give each other, ``strided_slice`` and
 ``strided_slice_grad`` each other. Because the backward runs through this adapter too, a
 backward taken with ``create_graph=True`` is itself differentiable (double backward). Forward
@@ -43,9 +45,10 @@ import torch
 from torch.autograd import forward_ad
 from torch.autograd.graph import increment_version
 
-from .. import calls, ops
 from ..enums import FeatureLevel
 from ..indexing import window_params
+from ..operators import WindowDesc
+from ..ops import REGISTRY
 from ..runner import ELEMENT_STRIDES, PLAIN, describe, entry_for, run, run_on_device
 from ..tensor import packed_strides
 
@@ -78,7 +81,7 @@ class TorchAdapter:
         if outs is not None:
             _refuse_out(operation.function, inputs, outs)
         if _watched(inputs, outs):
-            if isinstance(operation, _BATCHES):
+            if type(operation) in _BATCHES:
                 if torch.compiler.is_compiling():  # no operator: it runs eagerly, between graphs
                     return _between_graphs(self, operation, inputs, outs, stream)
                 raise TypeError(
@@ -379,17 +382,24 @@ try:
     _LIBRARY = torch.library.Library("cudadml", "DEF")
 except RuntimeError:  # another copy of cudadml in this process (bench.py --against) defined them: they serve both
     _LIBRARY = None
-#: Per operator: the operation it runs and its schema after the array arguments (an
-#: operation's fields, in order, the feature level as its int).
-_OPERATORS = {
-    "slice": (ops.Slice, "int[] offsets, int[] sizes, int[] strides"),
-    "slice1": (ops.Slice1, "int[] offsets, int[] sizes, int[] strides, int[] output_sizes"),
-    "slice_grad": (ops.SliceGrad, "int[] input_shape, int[] offsets, int[] sizes, int[] strides"),
-    "split": (ops.Split, "int axis, int[] sizes"),
-    "join": (ops.Join, "int axis"),
-}
-_NAMES = {cls: name for name, (cls, _) in _OPERATORS.items()}
+#: A torch operator's schema after the array arguments: its operator's ``torch_schema`` (an
+#: operation's fields, in order), then these (the feature level as its int).
 _OPTIONS = "int feature_level, bool directml_types"
+#: Indexes (``strided_slice``, its gradient): operators registered without a descriptor of their
+#: own, which build that of an operator with a window. They have no torch operator: they run
+#: through the one of ``_WINDOWED`` that takes their array argument (``_through``).
+_INDEXES = frozenset(op.call for op in REGISTRY.values() if op.desc is None)
+#: By array argument, the operator with a torch operator and a window (``WindowDesc``): SLICE1
+#: reads ``x``, SLICE_GRAD places ``dy``.
+_WINDOWED = {
+    op.call.ARGUMENT: op.call
+    for op in REGISTRY.values()
+    if op.torch_schema is not None and op.desc is not None and issubclass(op.desc, WindowDesc)
+}
+#: Operators with a descriptor of their own but no torch operator (``slice1_batch``, its
+#: gradient): their windows are data (a table), not a schema's integer lists. They run on views,
+#: through the runner's own route, and not under PyTorch's watch.
+_BATCHES = frozenset(op.call for op in REGISTRY.values() if op.torch_schema is None and op.desc is not None)
 
 
 def _fields(operation):
@@ -404,31 +414,35 @@ def _operation(cls, fields):
     return cls(*params, FeatureLevel.coerce(level), flag)
 
 
+def _through(operation):
+    """An index as the operation of ``_WINDOWED`` it runs through (its windows as SLICE1's
+    window, its other fields by name), and the windows' counts: the shape, the index's axes all
+    kept, as which its result (reading ``x``) or its ``dy`` (placing it) is viewed."""
+    counts = tuple(n for _, _, n in operation.windows)
+    given = dict(zip(("offsets", "sizes", "strides"), window_params(operation.windows)), output_sizes=counts)
+    given.update(operation._asdict())
+    cls = _WINDOWED[operation.ARGUMENT]
+    return cls(*(given[f] for f in cls._fields)), counts
+
+
 def _call_operator(operation, inputs, outs):
     """``operation`` through ``torch.ops.cudadml``: the list of results (``outs`` where given)."""
-    if isinstance(operation, (ops.StridedSlice, ops.StridedSliceGrad)):
-        counts = tuple(n for _, _, n in operation.windows)  # the index's axes, all kept
-        window = window_params(operation.windows)
-        options = operation.feature_level, operation.directml_types
-        if isinstance(operation, ops.StridedSlice):
-            sliced = ops.Slice1(*window, counts, *options)
-            if outs is not None:
-                torch.ops.cudadml.slice1.out(inputs[0], *_fields(sliced), out=outs[0].view(counts))
-                return outs
-            return [torch.ops.cudadml.slice1(inputs[0], *_fields(sliced)).view(operation.result_shape)]
-        placed = ops.SliceGrad(operation.input_shape, *window, *options)
-        dy = inputs[0].view(counts)
+    cls = type(operation)
+    if cls in _INDEXES:
+        windowed, counts = _through(operation)
+        if cls.ARGUMENT == "dy":
+            return _call_operator(windowed, [inputs[0].view(counts)], outs)
         if outs is not None:
-            torch.ops.cudadml.slice_grad.out(dy, *_fields(placed), out=outs[0])
+            _call_operator(windowed, inputs, [outs[0].view(counts)])
             return outs
-        return [torch.ops.cudadml.slice_grad(dy, *_fields(placed))]
-    operator = getattr(torch.ops.cudadml, _NAMES[type(operation)])
-    arrays = inputs if isinstance(operation, ops.Join) else inputs[0]
+        return [_call_operator(windowed, inputs, None)[0].view(operation.result_shape)]
+    operator, many = getattr(torch.ops.cudadml, operation.function), getattr(cls, "MANY_RESULTS", False)
+    arrays = inputs if cls.ARGUMENT == "xs" else inputs[0]
     if outs is not None:
-        operator.out(arrays, *_fields(operation), out=outs if isinstance(operation, ops.Split) else outs[0])
+        operator.out(arrays, *_fields(operation), out=outs if many else outs[0])
         return outs
     result = operator(arrays, *_fields(operation))
-    return list(result) if isinstance(operation, ops.Split) else [result]
+    return list(result) if many else [result]
 
 
 #: NumPy's dtype of a tensor dtype; others move as unsigned integers of their width.
@@ -484,15 +498,19 @@ def _numpy_dtype(operation, dtype):
     return np.dtype(f"u{dtype.itemsize}")
 
 
-def _define(name, cls, params):
-    arrays = "Tensor[] xs" if cls is ops.Join else "Tensor dy" if cls is ops.SliceGrad else "Tensor x"
-    many = cls is ops.Split
+def _define(operator):
+    """``torch.ops.cudadml.<name>`` and its ``out`` overload, of a registered operator with a
+    ``torch_schema``: the array argument as its call names it (a list for ``xs``), one result
+    or a list (``MANY_RESULTS``)."""
+    name, cls, params = operator.name, operator.call, operator.torch_schema
+    listed, many = cls.ARGUMENT == "xs", getattr(cls, "MANY_RESULTS", False)
+    arrays = f"{'Tensor[]' if listed else 'Tensor'} {cls.ARGUMENT}"
     _LIBRARY.define(f"{name}({arrays}, {params}, {_OPTIONS}) -> {'Tensor[]' if many else 'Tensor'}")
     out = "Tensor(a!)[] out" if many else "Tensor(a!) out"  # returns nothing: functionalized, as custom ops must
     _LIBRARY.define(f"{name}.out({arrays}, {params}, {_OPTIONS}, *, {out}) -> ()")
 
     def kernel(arrays, *fields):
-        tensors = list(arrays) if cls is ops.Join else [arrays]
+        tensors = list(arrays) if listed else [arrays]
         operation = _operation(cls, fields)
         # Results from torch's allocator (the stream-ordered one CUDA graphs capture), each its own.
         like = tensors[0]
@@ -503,18 +521,18 @@ def _define(name, cls, params):
         return results if many else results[0]
 
     def out_kernel(arrays, *fields, out):
-        tensors, outs = list(arrays) if cls is ops.Join else [arrays], list(out) if many else [out]
+        tensors, outs = list(arrays) if listed else [arrays], list(out) if many else [out]
         _refuse_out(name, tensors, outs)  # for calls of the operator itself: the array functions refused already
         _run(_operation(cls, fields), tensors, outs)
 
     def fake(arrays, *fields):
-        tensors = arrays if cls is ops.Join else [arrays]
+        tensors = arrays if listed else [arrays]
         shapes = _shapes(_operation(cls, fields), tensors)
         results = [tensors[0].new_empty(s) for s in shapes]
         return results if many else results[0]
 
     def out_fake(arrays, *fields, out):
-        _shapes(_operation(cls, fields), arrays if cls is ops.Join else [arrays])  # the rules, at trace time
+        _shapes(_operation(cls, fields), arrays if listed else [arrays])  # the rules, at trace time
 
     for key in ("CPU", "CUDA"):
         _LIBRARY.impl(name, kernel, key)
@@ -524,40 +542,43 @@ def _define(name, cls, params):
 
     def setup_context(ctx, inputs, output):
         arrays, *fields = inputs
-        tensors = arrays if cls is ops.Join else [arrays]
+        tensors = arrays if listed else [arrays]
         ctx.operation, ctx.shapes = _operation(cls, fields), [tuple(t.shape) for t in tensors]
 
     def backward(ctx, *grads):
         grads = grads[0] if many else grads
         gradient, grads = gradient_of(ctx.operation, ctx.shapes, list(grads))
         results = ADAPTER.run(gradient, grads, None)
-        return (results if cls is ops.Join else results[0], *[None] * (len(ctx.operation)))
+        return (results if listed else results[0], *[None] * (len(ctx.operation)))
 
     torch.library.register_autograd(f"cudadml::{name}", backward, setup_context=setup_context, lib=_LIBRARY)
-    torch.library.register_vmap(f"cudadml::{name}", _batched(cls), lib=_LIBRARY)
+    torch.library.register_vmap(f"cudadml::{name}", _batched(operator), lib=_LIBRARY)
 
 
-def _batched(cls):
+def _batched(operator):
     """The vmap rule of an operator: the batch becomes a leading axis of the tensors, taken
-    whole (a window of it all, or a part of every batch element): one launch. The rules hold
-    per sample, as without vmap; where the batch axis alone breaks one (DirectML's rank limit
-    at the feature level, a buffer's span), each sample is one call and the results are stacked."""
+    whole (a window of it all, or a part of every batch element: the operator's ``batched``):
+    one launch. The rules hold per sample, as without vmap; where the batch axis alone breaks
+    one (DirectML's rank limit at the feature level, a buffer's span), each sample is one call
+    and the results are stacked."""
+    cls = operator.call
+    listed, many = cls.ARGUMENT == "xs", getattr(cls, "MANY_RESULTS", False)
 
     def rule(info, in_dims, arrays, *fields):
         operation, size = _operation(cls, fields), info.batch_size
-        if cls is ops.Join:
+        if listed:
             tensors = [
                 t.movedim(d, 0) if d is not None else t.unsqueeze(0).expand(size, *t.shape)
                 for t, d in zip(arrays, in_dims[0])
             ]
         elif in_dims[0] is None:
-            return getattr(torch.ops.cudadml, _NAMES[cls])(arrays, *fields), None
+            return getattr(torch.ops.cudadml, operator.name)(arrays, *fields), None
         else:
             tensors = [arrays.movedim(in_dims[0], 0)]
         dtype = tensors[0].dtype
         # A sample's rules first: a call refused alone is refused batched, with its own message.
         shapes = _described(operation, [tuple(t.shape[1:]) for t in tensors], dtype)
-        batched = _with_batch_axis(operation, size)
+        batched = operator.batched(operation, size)
         try:
             _described(batched, [tuple(t.shape) for t in tensors], dtype)
         except ValueError:  # DescriptorError, or a 16-byte element's word axis past the rank limit
@@ -565,32 +586,17 @@ def _batched(cls):
             results = [torch.stack(r) for r in zip(*runs)] if runs else [tensors[0].new_empty(0, *s) for s in shapes]
         else:
             results = _call_operator(batched, tensors, None)
-        if cls is ops.Split:
+        if many:
             return results, [0] * len(results)
         return results[0], 0
 
     return rule
 
 
-def _with_batch_axis(operation, size):
-    """``operation`` on tensors of one more leading axis, of ``size``, taken whole."""
-    cls = type(operation)
-    if cls is ops.Slice:
-        return operation._replace(
-            offsets=(0, *operation.offsets), sizes=(size, *operation.sizes), strides=(1, *operation.strides)
-        )
-    if cls in (ops.Slice1, ops.SliceGrad):
-        window = {"offsets": (0, *operation.offsets), "sizes": (size, *operation.sizes)}
-        operation = operation._replace(strides=(1, *operation.strides), **window)
-        if cls is ops.Slice1:
-            return operation._replace(output_sizes=(size, *operation.output_sizes))
-        return operation._replace(input_shape=(size, *operation.input_shape))
-    return operation._replace(axis=operation.axis + 1)  # split, join: the same axis, one further in
-
-
 if _LIBRARY is not None:
-    for _name, (_cls, _params) in _OPERATORS.items():
-        _define(_name, _cls, _params)
+    for _operator in REGISTRY.values():
+        if _operator.torch_schema is not None:
+            _define(_operator)
 
 
 # ---- autograd ------------------------------------------------------------------------------------
@@ -665,55 +671,12 @@ class _Call:
 
 def gradient_of(op, shapes, grads):
     """The operation that takes an operation's result gradients to its input gradients, and
-    the gradients it takes. Gradients are validated at the newest feature level (SLICE_GRAD
-    appeared after SLICE)."""
-    flag = op.directml_types
-    if isinstance(op, ops.Slice):
-        # An element read several times (a zero stride) receives the sum of its gradients, so
-        # those dimensions are summed first; SLICE_GRAD places the rest.
-        (gy,) = grads
-        repeated = [d for d, (n, s) in enumerate(zip(op.sizes, op.strides)) if s == 0 and n > 1]
-        if repeated:
-            gy = gy.sum(repeated, keepdim=True)
-        steps = [s or 1 for s in op.strides]
-        sizes = [(n - 1) * s + 1 for n, s in zip(gy.shape, steps)]
-        window = {"offsets": op.offsets, "sizes": sizes, "strides": steps}
-        return ops.SliceGrad.of(gy.shape, shapes[0], **window, directml_types=flag), [gy]
-    if isinstance(op, ops.Slice1):
-        window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
-        return ops.SliceGrad.of(grads[0].shape, shapes[0], **window, directml_types=flag), grads
-    if isinstance(op, ops.SliceGrad):
-        window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
-        return ops.Slice1.of(grads[0].shape, **window, output_sizes=shapes[0], directml_types=flag), grads
-    if isinstance(op, ops.Split):
-        return ops.Join.of(grads[0].shape, op.axis, directml_types=flag), grads
-    if isinstance(op, ops.Join):
-        sizes = [s[op.axis] for s in shapes]
-        return ops.Split.of(grads[0].shape, split_sizes=sizes, axis=op.axis, directml_types=flag), grads
-    if isinstance(op, ops.Slice1Batch):
-        level = calls.options(None, flag)[0]
-        return ops.Slice1BatchGrad(shapes[0], *op._replace(feature_level=level)), grads
-    if isinstance(op, ops.Slice1BatchGrad):
-        return op.windows()._replace(feature_level=calls.options(None, flag)[0]), grads
-    newest = calls.options(None, flag)
-    index = op.windows, op.result_shape, op.axis_map
-    if isinstance(op, ops.StridedSlice):
-        return ops.StridedSliceGrad(shapes[0], *index, *newest), grads
-    return ops.StridedSlice(*index, *newest), grads
+    the gradients it takes: its operator's ``gradient`` rule. Gradients are validated at the
+    newest feature level (SLICE_GRAD appeared after SLICE)."""
+    return REGISTRY[op.function].gradient(op, shapes, grads)
 
 
 _FUNCTIONS = {
     name: type("".join(w.capitalize() for w in name.split("_")), (_Function,), {"__module__": __name__})
-    for name in (
-        "slice",
-        "slice1",
-        "slice_grad",
-        "split",
-        "join",
-        "strided_slice",
-        "strided_slice_grad",
-        "slice1_batch",
-        "slice1_batch_grad",
-    )
+    for name in REGISTRY
 }
-_BATCHES = (ops.Slice1Batch, ops.Slice1BatchGrad)

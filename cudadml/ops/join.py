@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .. import messages
 from .. import plan as _plan
 from ..calls import (
     Description,
@@ -21,8 +22,8 @@ from ..calls import (
     type_of,
 )
 from ..enums import FeatureLevel
-from ..operators import AXIS, INPUTS, OUTPUT, Operator, PartsDesc, register
-from ..tensor import BufferTensorDesc
+from ..operators import AXIS, INPUTS, OUTPUT, Operator, PartsDesc, register, tensors_text
+from ..tensor import BufferTensorDesc, packed_strides, tensor_text
 
 
 @dataclass(frozen=True, repr=False)
@@ -63,6 +64,31 @@ class JoinOperatorDesc(PartsDesc):
     @property
     def input_count(self) -> int:
         return len(self.input_tensors)
+
+    def pieces(self, port: int) -> list:
+        """The local pieces of output ``port`` in terms of the node's inputs, for graphs
+        (``GraphDesc.compile`` composes them): a list of ``(source, dims)`` with per dimension
+        ``(lo, step, count, src_lo, src_step)``, where output element ``lo + step * k`` takes
+        element ``src_lo + src_step * k`` of input ``source`` (None: zero), for ``0 <= k <
+        count``; the pieces tile the output exactly.
+
+        JOIN's: a piece per input, each its part of the output, element for element.
+
+        Parameters
+        ----------
+        port : int
+            The output (0: JOIN has one).
+
+        Returns
+        -------
+        list of (int or None, tuple of (int, int, int, int, int))
+            The pieces.
+        """
+        pieces, start = [], 0
+        for k, t in enumerate(self.input_tensors):
+            pieces.append((k, tuple((start if d == self.axis else 0, 1, n, 0, 1) for d, n in enumerate(t.sizes))))
+            start += t.sizes[self.axis]
+        return pieces
 
     def _lower(self, input_strides, output_strides):
         return _plan.plan_join(
@@ -131,16 +157,96 @@ class Join(NamedTuple):
         return self
 
 
+# ---- Dask: chunking ----
+
+
+def _chunk_part(operation, counts):
+    """A piece of the result: a one-array JOIN (the call as it is) of a box of ``counts``."""
+    return operation
+
+
+def _chunked(kit, operation, inputs, module, shapes, chunks):
+    """The inputs' chunks along the axis (by default), whole chunks aliased."""
+    return kit.join(operation, inputs, module, shapes, chunks, _chunk_part)
+
+
+# ---- PyTorch: gradient and vmap ----
+
+
+def _gradient(op, shapes, grads):
+    """SPLIT of the result's gradient into the inputs' sizes along the axis."""
+    from ..operators import REGISTRY  # the operators of the family, by name (imports would cycle)
+
+    sizes = [s[op.axis] for s in shapes]
+    split = REGISTRY["split"].call
+    return split.of(grads[0].shape, split_sizes=sizes, axis=op.axis, directml_types=op.directml_types), grads
+
+
+def _batched(op, size):
+    """The same axis, one further in."""
+    return op._replace(axis=op.axis + 1)
+
+
+# ---- pictures and messages ----
+
+
+def _picture(kit, call=None, desc=None):
+    """JOIN drawn with the display's ``kit`` (``explain``): each cell of the result shows the
+    part it comes from; of a ``call`` of ``cd.join``, or of a descriptor ``desc``."""
+    if desc is not None:
+        ins, out, axis = desc.input_tensors, desc.output_tensor, desc.axis
+        title = f"{type(desc).__name__}: {len(ins)} parts along axis {axis} -> {tensor_text(out)}"
+        parts = [f"part {k}: {tensors_text([t])}" for k, t in enumerate(ins)]
+        extents = [t.sizes[axis] for t in ins]
+        return kit.parts(title, out.sizes, out.effective_strides, axis, extents, parts, split=False)
+    shapes = [kit.shape(a, call.where) for a in call.given]
+    if not shapes:
+        raise ValueError(f"{Join.NAME}: needs at least one array to join")
+    operation = Join.of(shapes[0], *call.arguments.values())  # as `join` calls it; describe checks the rest
+    (joined,) = kit.results(operation, shapes)
+    title = f"cd.{call.name}: {len(shapes)} parts along axis {call.arguments['axis']} -> {joined}"  # as given
+    parts = [f"part {k}: {s}" for k, s in enumerate(shapes)]
+    extents = [s[operation.axis] for s in shapes]
+    return kit.parts(title, joined, packed_strides(joined), operation.axis, extents, parts, split=False)
+
+
+def _messages(op, shapes, window, given):
+    """JOIN's names in the words of a call of ``cd.join`` (``messages.fields``)."""
+    bound = [k for k, s in enumerate(shapes) if 0 not in s] or list(range(len(shapes)))
+
+    def xs(k):
+        return f"xs[{bound[k] if k < len(bound) else k}]"
+
+    axis = op.axis
+    return {
+        "OPERATOR": "JOIN",
+        "FIRST": "InputTensors[0]",
+        "InputTensors[{i}]": lambda i, k: xs(i),
+        "InputTensors[{k}].Sizes[{i}]": lambda i, k: f"{xs(k)}.shape[{i}]",
+        "InputTensors[{k}].DimensionCount": lambda i, k: f"{xs(k)}.ndim",
+        "InputTensors[{k}].DataType": lambda i, k: f"{xs(k)}.dtype",
+        **messages.derived(
+            "OutputTensor",
+            **{"": "the result", ".Sizes[{i}]": lambda i, k: None if i == axis else f"{xs(0)}.shape[{i}]"},
+        ),
+        "InputCount": "len(xs)",
+        "Axis": "axis",
+        "DimensionCount": f"{xs(0)}.ndim",
+        "inputs[{i}]": lambda i, k: xs(i),
+        "outputs[{i}]": "out",
+    }
+
+
 OPERATOR = register(
     Operator(
         "join",
         Join,
         JoinOperatorDesc,
-        gradient=None,
-        batched=None,
-        torch_schema=None,
-        chunked=None,
-        picture=None,
-        messages=None,
+        gradient=_gradient,
+        batched=_batched,
+        torch_schema="int axis",
+        chunked=_chunked,
+        picture=_picture,
+        messages=_messages,
     )
 )

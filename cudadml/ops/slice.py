@@ -26,8 +26,18 @@ from ..calls import (
     type_of,
 )
 from ..enums import FeatureLevel
-from ..operators import INPUT, OUTPUT, SLICE_TYPES, UINT32_ARRAY, Operator, OperatorDesc, OperatorSupport, register
-from ..tensor import BufferTensorDesc
+from ..operators import (
+    INPUT,
+    OUTPUT,
+    SLICE_TYPES,
+    UINT32_ARRAY,
+    Operator,
+    OperatorDesc,
+    OperatorSupport,
+    desc_summary,
+    register,
+)
+from ..tensor import BufferTensorDesc, packed_strides
 
 
 @dataclass(frozen=True, repr=False)
@@ -93,6 +103,27 @@ class SliceOperatorDesc(OperatorDesc):
         ``start + step * c`` (what the plan lowers, and what pictures draw)."""
         return tuple(zip(self.offsets, self.strides, self.sizes))
 
+    def pieces(self, port: int) -> list:
+        """The local pieces of output ``port`` in terms of the node's inputs, for graphs
+        (``GraphDesc.compile`` composes them): a list of ``(source, dims)`` with per dimension
+        ``(lo, step, count, src_lo, src_step)``, where output element ``lo + step * k`` takes
+        element ``src_lo + src_step * k`` of input ``source`` (None: zero), for ``0 <= k <
+        count``; the pieces tile the output exactly.
+
+        SLICE's is one piece: the output, element for element, from its window of the input.
+
+        Parameters
+        ----------
+        port : int
+            The output (0: SLICE has one).
+
+        Returns
+        -------
+        list of (int or None, tuple of (int, int, int, int, int))
+            The pieces.
+        """
+        return [(0, tuple((0, 1, count, start, step) for start, step, count in self.windows))]
+
     def _lower(self, input_strides, output_strides):
         return _plan.plan_slice(
             self.input_tensor.data_type.element_size, self.windows, input_strides[0], output_strides[0]
@@ -111,6 +142,13 @@ class Slice(NamedTuple):
     function = "slice"
     ARGUMENT = "x"
     NAME = "slice"
+    POSITIONAL_HINT = (  # messages.positional: the array, the arguments by name, why, what else
+        "x",
+        ("offsets", "sizes", "strides"),
+        "SLICE's sizes are the result's shape, where cd.slice1's window_sizes are the window read and "
+        "ONNX's and JAX's slices take ends",
+        ", or cd.strided_slice(x, key) for x[key]",
+    )
 
     @classmethod
     def of(cls, shape, positional=(), offsets=None, sizes=None, strides=None, feature_level=None, directml_types=True):
@@ -165,16 +203,95 @@ class Slice(NamedTuple):
         return self._replace(offsets=(*self.offsets, 0), sizes=(*self.sizes, 2), strides=(*self.strides, 1))
 
 
+# ---- Dask: chunking ----
+
+
+def _chunk_window(operation, windows, rank):
+    """SLICE on one chunk: ``windows``, per axis ``(start, step, count)`` in the chunk read."""
+    offsets, steps, counts = zip(*windows)
+    return operation._replace(offsets=offsets, sizes=counts, strides=steps)
+
+
+def _chunked(kit, operation, inputs, module, shapes, chunks):
+    """Each piece a SLICE of one chunk of ``x``."""
+    return kit.window(operation, inputs, module, shapes, chunks, _chunk_window)
+
+
+# ---- PyTorch: gradient and vmap ----
+
+
+def _gradient(op, shapes, grads):
+    """SLICE_GRAD places the result's gradient where the slice read. An element read several
+    times (a zero stride) receives the sum of its gradients, so those dimensions are summed
+    first (by the gradient's own ``sum``); SLICE_GRAD places the rest."""
+    from ..operators import REGISTRY  # the operators of the family, by name (imports would cycle)
+
+    (gy,) = grads
+    repeated = [d for d, (n, s) in enumerate(zip(op.sizes, op.strides)) if s == 0 and n > 1]
+    if repeated:
+        gy = gy.sum(repeated, keepdim=True)
+    steps = [s or 1 for s in op.strides]
+    sizes = [(n - 1) * s + 1 for n, s in zip(gy.shape, steps)]
+    window = {"offsets": op.offsets, "sizes": sizes, "strides": steps}
+    return REGISTRY["slice_grad"].call.of(gy.shape, shapes[0], **window, directml_types=op.directml_types), [gy]
+
+
+def _batched(op, size):
+    """The slice of every element of a leading batch axis of ``size``, taken whole."""
+    return op._replace(offsets=(0, *op.offsets), sizes=(size, *op.sizes), strides=(1, *op.strides))
+
+
+# ---- pictures and messages ----
+
+
+def _picture(kit, call=None, desc=None):
+    """SLICE drawn with the display's ``kit`` (``explain``): the cells of x that its window
+    reads, each numbered with the output elements that read it; of a ``call`` of ``cd.slice``,
+    or of a descriptor ``desc``."""
+    if desc is not None:
+        x = desc.input_tensor
+        title = f"{type(desc).__name__}: {desc_summary(desc)}"
+        mults = packed_strides(desc.output_tensor.sizes)
+        return kit.gather(title, desc.windows, mults, x.sizes, x.effective_strides, "InputTensor")
+    operation, shape, (result,) = kit.operation(Slice, call)
+    title = f"cd.{call.name}: x {shape} -> {result}"
+    mults = kit.mults(result, operation.axis_map)
+    return kit.gather(title, operation.windows, mults, shape, packed_strides(shape), "x")
+
+
+def _messages(op, shapes, window, given):
+    """SLICE's names in the words of a call of ``cd.slice`` (``messages.fields``)."""
+    return {
+        "OPERATOR": "SLICE",
+        "FIRST": "InputTensor",
+        "HINTS": (
+            (r"^strides\[\d+\] = -", "cd.slice1 (window_strides=) and cd.strided_slice take negative steps"),
+            messages.NEGATIVE_OFFSET,
+            messages.PAST_THE_END,
+        ),
+        **messages.array("InputTensor", "x"),
+        **messages.derived("OutputTensor", **{"": "the result", ".Sizes[{i}]": "sizes[{i}]"}),
+        "Offsets[{i}]": "offsets[{i}]",
+        "Sizes[{i}]": "sizes[{i}]",
+        "Strides[{i}]": "strides[{i}]",
+        "len(Offsets)": "len(offsets)",
+        "len(Sizes)": "len(sizes)",
+        "len(Strides)": "len(strides)",
+        "DimensionCount": "x.ndim",
+        **messages.bindings("x", "out"),
+    }
+
+
 OPERATOR = register(
     Operator(
         "slice",
         Slice,
         SliceOperatorDesc,
-        gradient=None,
-        batched=None,
-        torch_schema=None,
-        chunked=None,
-        picture=None,
-        messages=None,
+        gradient=_gradient,
+        batched=_batched,
+        torch_schema="int[] offsets, int[] sizes, int[] strides",
+        chunked=_chunked,
+        picture=_picture,
+        messages=_messages,
     )
 )

@@ -28,6 +28,7 @@ from ..calls import (
     window_fields,
 )
 from ..enums import FeatureLevel
+from ..indexing import window_reach, window_start
 from ..operators import (
     INPUT,
     INT32_ARRAY,
@@ -38,9 +39,10 @@ from ..operators import (
     Operator,
     OperatorSupport,
     WindowDesc,
+    desc_summary,
     register,
 )
-from ..tensor import BufferTensorDesc
+from ..tensor import BufferTensorDesc, packed_strides
 
 
 @dataclass(frozen=True, repr=False)
@@ -93,6 +95,28 @@ class Slice1OperatorDesc(WindowDesc):
     input_window_strides: tuple[int, ...] = field(metadata=INT32_ARRAY)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
+    def pieces(self, port: int) -> list:
+        """The local pieces of output ``port`` in terms of the node's inputs, for graphs
+        (``GraphDesc.compile`` composes them): a list of ``(source, dims)`` with per dimension
+        ``(lo, step, count, src_lo, src_step)``, where output element ``lo + step * k`` takes
+        element ``src_lo + src_step * k`` of input ``source`` (None: zero), for ``0 <= k <
+        count``; the pieces tile the output exactly.
+
+        SLICE1's is one piece: the output, element for element, from its window of the input
+        (read backwards along a negative stride).
+
+        Parameters
+        ----------
+        port : int
+            The output (0: SLICE1 has one).
+
+        Returns
+        -------
+        list of (int or None, tuple of (int, int, int, int, int))
+            The pieces.
+        """
+        return [(0, tuple((0, 1, count, start, step) for start, step, count in self.windows))]
+
     def _lower(self, input_strides, output_strides):
         return _plan.plan_slice(
             self.input_tensor.data_type.element_size, self.windows, input_strides[0], output_strides[0]
@@ -112,6 +136,14 @@ class Slice1(NamedTuple):
     function = "slice1"
     ARGUMENT = "x"
     NAME = "slice1"
+    POSITIONAL_HINT = (  # messages.positional: the array, the arguments by name, why, what else
+        "x",
+        messages.WINDOW_ARGUMENTS,
+        "SLICE1's window_sizes are the window read (the result takes 1 + (window_sizes[i] - 1) // "
+        "|window_strides[i]| elements), where cd.slice's sizes are the result's shape and ONNX's and JAX's "
+        "slices take ends",
+        ", or cd.strided_slice(x, key) for x[key]",
+    )
 
     @classmethod
     def of(
@@ -132,7 +164,7 @@ class Slice1(NamedTuple):
             raise messages.positional(name, positional)
         offsets, sizes, strides = window_args(name, len(ranked(name, shape)), offsets, sizes, strides)
         if output_sizes is None:  # the reach; an empty or negative window reaches nothing
-            output_sizes = tuple(1 + (n - 1) // abs(st) if st and n > 0 else max(n, 0) for n, st in zip(sizes, strides))
+            output_sizes = tuple(window_reach(n, st) if st and n > 0 else max(n, 0) for n, st in zip(sizes, strides))
         else:
             output_sizes = int_args(output_sizes, "output_sizes", name)
         return new_operation(
@@ -142,7 +174,7 @@ class Slice1(NamedTuple):
     @property
     def windows(self):
         return tuple(
-            (o if s > 0 else o + n - 1, s if c > 1 else 1, c)
+            (window_start(o, n, s), s if c > 1 else 1, c)
             for o, n, s, c in zip(self.offsets, self.sizes, self.strides, self.output_sizes)
         )
 
@@ -185,16 +217,95 @@ class Slice1(NamedTuple):
         )
 
 
+# ---- Dask: chunking ----
+
+
+def _chunk_window(operation, windows, rank):
+    """SLICE1 on one chunk: ``windows``, per axis ``(start, step, count)`` in the chunk read,
+    as a window from the first to the last element read (read from its end where the step is
+    negative)."""
+    offsets = tuple(s if st > 0 else s + st * (n - 1) for s, st, n in windows)
+    sizes = tuple((n - 1) * abs(st) + 1 for _, st, n in windows)
+    counts = tuple(n for *_, n in windows)
+    return operation._replace(
+        offsets=offsets, sizes=sizes, strides=tuple(st for _, st, _ in windows), output_sizes=counts
+    )
+
+
+def _chunked(kit, operation, inputs, module, shapes, chunks):
+    """Each piece a SLICE1 of one chunk of ``x``."""
+    return kit.window(operation, inputs, module, shapes, chunks, _chunk_window)
+
+
+# ---- PyTorch: gradient and vmap ----
+
+
+def _gradient(op, shapes, grads):
+    """SLICE_GRAD of the window: the result's gradient placed where the window read."""
+    from ..operators import REGISTRY  # the operators of the family, by name (imports would cycle)
+
+    window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
+    slice_grad = REGISTRY["slice_grad"].call
+    return slice_grad.of(grads[0].shape, shapes[0], **window, directml_types=op.directml_types), grads
+
+
+def _batched(op, size):
+    """The window in every element of a leading batch axis of ``size``, taken whole."""
+    window = {"offsets": (0, *op.offsets), "sizes": (size, *op.sizes), "strides": (1, *op.strides)}
+    return op._replace(output_sizes=(size, *op.output_sizes), **window)
+
+
+# ---- pictures and messages ----
+
+
+def _picture(kit, call=None, desc=None):
+    """SLICE1 drawn with the display's ``kit`` (``explain``): the cells of x that its window
+    reads (backwards along a negative stride), each numbered with the output elements that read
+    it; of a ``call`` of ``cd.slice1``, or of a descriptor ``desc``."""
+    if desc is not None:
+        x = desc.input_tensor
+        title = f"{type(desc).__name__}: {desc_summary(desc)}"
+        mults = packed_strides(desc.output_tensor.sizes)
+        return kit.gather(title, desc.windows, mults, x.sizes, x.effective_strides, "InputTensor")
+    operation, shape, (result,) = kit.operation(Slice1, call)
+    title = f"cd.{call.name}: x {shape} -> {result}"
+    mults = kit.mults(result, operation.axis_map)
+    return kit.gather(title, operation.windows, mults, shape, packed_strides(shape), "x")
+
+
+def _messages(op, shapes, window, given):
+    """SLICE1's names in the words of a call of ``cd.slice1`` (``messages.fields``)."""
+    reach = tuple(window_reach(n, st) if st and n > 0 else 0 for n, st in zip(op.sizes, op.strides))
+    if op.output_sizes == reach:  # as defaulted: the window's reach, whose rules say it
+        result = {".Sizes[{i}]": "1 + (window_sizes[{i}] - 1) // |window_strides[{i}]|", "": "the result"}
+    else:
+        result = {".Sizes[{i}]": "output_sizes[{i}]", ".DimensionCount": "len(output_sizes)", "": "the result"}
+    return {
+        "OPERATOR": "SLICE1",
+        "FIRST": "InputTensor",
+        "HINTS": (
+            (r"^window_strides\[\d+\] = 0 ", "cd.slice's strides take 0 (one element, repeated)"),
+            messages.NEGATIVE_OFFSET,
+            messages.PAST_THE_END,
+        ),
+        **messages.array("InputTensor", "x"),
+        **messages.derived("OutputTensor", **result),
+        **messages.window(*messages.WINDOW_ARGUMENTS),
+        "DimensionCount": "x.ndim",
+        **messages.bindings("x", "out"),
+    }
+
+
 OPERATOR = register(
     Operator(
         "slice1",
         Slice1,
         Slice1OperatorDesc,
-        gradient=None,
-        batched=None,
-        torch_schema=None,
-        chunked=None,
-        picture=None,
-        messages=None,
+        gradient=_gradient,
+        batched=_batched,
+        torch_schema="int[] offsets, int[] sizes, int[] strides, int[] output_sizes",
+        chunked=_chunked,
+        picture=_picture,
+        messages=_messages,
     )
 )

@@ -28,6 +28,7 @@ from ..calls import (
 )
 from ..enums import FeatureLevel
 from ..errors import int_tuple
+from ..indexing import window_start
 from ..operators import (
     INPUT,
     INT32_ARRAY,
@@ -38,9 +39,10 @@ from ..operators import (
     Operator,
     OperatorSupport,
     WindowDesc,
+    desc_summary,
     register,
 )
-from ..tensor import BufferTensorDesc
+from ..tensor import BufferTensorDesc, packed_strides
 
 
 @dataclass(frozen=True, repr=False)
@@ -95,6 +97,43 @@ class SliceGradOperatorDesc(WindowDesc):
     input_window_strides: tuple[int, ...] = field(metadata=INT32_ARRAY)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
+    def pieces(self, port: int) -> list:
+        """The local pieces of output ``port`` in terms of the node's inputs, for graphs
+        (``GraphDesc.compile`` composes them): a list of ``(source, dims)`` with per dimension
+        ``(lo, step, count, src_lo, src_step)``, where output element ``lo + step * k`` takes
+        element ``src_lo + src_step * k`` of input ``source`` (None: zero), for ``0 <= k <
+        count``; the pieces tile the output exactly.
+
+        SLICE_GRAD's: the lattice the forward window read, from the input gradient (walked
+        forwards, the gradient backwards along a negative stride), and zero pieces for the
+        elements off it.
+
+        Parameters
+        ----------
+        port : int
+            The output (0: SLICE_GRAD has one).
+
+        Returns
+        -------
+        list of (int or None, tuple of (int, int, int, int, int))
+            The pieces.
+        """
+        sizes = self.output_gradient_tensor.sizes
+        lattice = []
+        for start, step, count in self.windows:
+            if step < 0:  # walk the window forwards, the gradient backwards
+                lattice.append((start + step * (count - 1), -step if count > 1 else 1, count, count - 1, -1))
+            else:
+                lattice.append((start, step if count > 1 else 1, count, 0, 1))
+        pieces = [(0, tuple(lattice))]
+        for d, (lo, step, count, _, _) in enumerate(lattice):
+            for gap in _gaps(lo, step, count, sizes[d]):
+                dims = [(a, b, c, 0, 0) for a, b, c, _, _ in lattice[:d]]
+                dims.append((*gap, 0, 0))
+                dims += [(0, 1, n, 0, 0) for n in sizes[d + 1 :]]
+                pieces.append((None, tuple(dims)))
+        return pieces
+
     def _lower(self, input_strides, output_strides):
         return _plan.plan_slice_grad(
             self.input_gradient_tensor.data_type.element_size,
@@ -118,6 +157,12 @@ class SliceGrad(NamedTuple):
     function = "slice_grad"
     ARGUMENT = "dy"
     NAME = "slice_grad"
+    POSITIONAL_HINT = (  # messages.positional: the arrays, the arguments by name, why, what else
+        "dy, input_shape",
+        messages.WINDOW_ARGUMENTS,
+        "they are SLICE1's window, as cd.slice1 takes them",
+        "",
+    )
 
     @classmethod
     def of(
@@ -143,7 +188,7 @@ class SliceGrad(NamedTuple):
     def windows_for(self, dy_shape):
         """Per axis ``(start, step, count)``: element ``c`` of ``dy`` lands at ``start + step * c``."""
         return tuple(
-            (o if s > 0 else o + n - 1, s if c > 1 else 1, c)
+            (window_start(o, n, s), s if c > 1 else 1, c)
             for o, n, s, c in zip(self.offsets, self.sizes, self.strides, dy_shape)
         )
 
@@ -189,16 +234,96 @@ class SliceGrad(NamedTuple):
         )
 
 
+# ---- Dask: chunking ----
+
+
+def _chunk_gradient(operation, extents, steps, counts, dy_shape):
+    """SLICE_GRAD on one piece: the window fills the box of ``extents``, every ``steps``."""
+    return operation._replace(input_shape=extents, offsets=(0,) * len(extents), sizes=extents, strides=steps)
+
+
+def _chunked(kit, operation, inputs, module, shapes, chunks):
+    """Each output chunk gathers the window positions inside it from the ``dy`` chunks they
+    come from (one SLICE_GRAD per piece)."""
+    (dy,) = inputs
+    return kit.gradient(operation, inputs, module, shapes, chunks, operation.windows_for(dy.shape), _chunk_gradient)
+
+
+# ---- PyTorch: gradient and vmap ----
+
+
+def _gradient(op, shapes, grads):
+    """SLICE1 of the window: the gradient read back where the forward slice read."""
+    from ..operators import REGISTRY  # the operators of the family, by name (imports would cycle)
+
+    window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
+    slice1 = REGISTRY["slice1"].call
+    return slice1.of(grads[0].shape, **window, output_sizes=shapes[0], directml_types=op.directml_types), grads
+
+
+def _batched(op, size):
+    """The window placed in every element of a leading batch axis of ``size``, taken whole."""
+    window = {"offsets": (0, *op.offsets), "sizes": (size, *op.sizes), "strides": (1, *op.strides)}
+    return op._replace(input_shape=(size, *op.input_shape), **window)
+
+
+# ---- pictures and messages ----
+
+
+def _gaps(lo, step, count, size):
+    """The elements of ``[0, size)`` off the lattice ``lo + step * k``, as lattices
+    ``(lo, step, count)`` (``SliceGradOperatorDesc.pieces``' zeros)."""
+    gaps = [(0, 1, lo)] if lo else []
+    if count > 1:
+        gaps += [(lo + r, step, count - 1) for r in range(1, step)]
+    last = lo + step * (count - 1)
+    if last + 1 < size:
+        gaps.append((last + 1, 1, size - last - 1))
+    return gaps
+
+
+def _picture(kit, call=None, desc=None):
+    """SLICE_GRAD drawn with the display's ``kit`` (``explain``): each cell of the result shows
+    the element of dy it receives (zeros elsewhere); of a ``call`` of ``cd.slice_grad``, or of
+    a descriptor ``desc``."""
+    if desc is not None:
+        grid = desc.output_gradient_tensor
+        title = f"{type(desc).__name__}: {desc_summary(desc)}"
+        mults = packed_strides(desc.input_gradient_tensor.sizes)
+        return kit.scatter(title, desc.windows, mults, grid.sizes, grid.effective_strides, "InputGradientTensor")
+    operation, shape, (received,) = kit.operation(SliceGrad, call)
+    title = f"cd.{call.name}: dy {shape} -> {received}"
+    mults = kit.mults(shape, operation.axis_map)  # dy is indexed as the slice's result
+    return kit.scatter(title, operation.windows_for(shape), mults, received, packed_strides(received), "dy")
+
+
+def _messages(op, shapes, window, given):
+    """SLICE_GRAD's names in the words of a call of ``cd.slice_grad`` (``messages.fields``)."""
+    return {
+        "OPERATOR": "SLICE_GRAD",
+        "FIRST": "InputGradientTensor",
+        **messages.array("InputGradientTensor", "dy"),
+        **messages.derived(
+            "OutputGradientTensor",
+            **{"": "input_shape", ".Sizes[{i}]": "input_shape[{i}]", ".DimensionCount": "len(input_shape)"},
+        ),
+        **messages.window(*messages.WINDOW_ARGUMENTS),
+        "len(OutputGradientTensor)": "len(input_shape)",
+        "DimensionCount": "dy.ndim",
+        **messages.bindings("dy", "out"),
+    }
+
+
 OPERATOR = register(
     Operator(
         "slice_grad",
         SliceGrad,
         SliceGradOperatorDesc,
-        gradient=None,
-        batched=None,
-        torch_schema=None,
-        chunked=None,
-        picture=None,
-        messages=None,
+        gradient=_gradient,
+        batched=_batched,
+        torch_schema="int[] input_shape, int[] offsets, int[] sizes, int[] strides",
+        chunked=_chunked,
+        picture=_picture,
+        messages=_messages,
     )
 )

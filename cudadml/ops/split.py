@@ -6,6 +6,7 @@ as ``OPERATOR`` with its rules for the adapters and pictures.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -26,8 +27,8 @@ from ..calls import (
 )
 from ..enums import FeatureLevel
 from ..errors import DescriptorError, as_int, int_tuple, shown_value
-from ..operators import AXIS, INPUT, OUTPUTS, Operator, PartsDesc, register
-from ..tensor import BufferTensorDesc
+from ..operators import AXIS, INPUT, OUTPUTS, Operator, PartsDesc, register, tensors_text
+from ..tensor import BufferTensorDesc, packed_strides, tensor_text
 
 
 @dataclass(frozen=True, repr=False)
@@ -72,6 +73,29 @@ class SplitOperatorDesc(PartsDesc):
     def output_count(self) -> int:
         return len(self.output_tensors)
 
+    def pieces(self, port: int) -> list:
+        """The local pieces of output ``port`` in terms of the node's inputs, for graphs
+        (``GraphDesc.compile`` composes them): a list of ``(source, dims)`` with per dimension
+        ``(lo, step, count, src_lo, src_step)``, where output element ``lo + step * k`` takes
+        element ``src_lo + src_step * k`` of input ``source`` (None: zero), for ``0 <= k <
+        count``; the pieces tile the output exactly.
+
+        SPLIT's is one piece: output ``port``, element for element, from its part of the input.
+
+        Parameters
+        ----------
+        port : int
+            The output, the part's index.
+
+        Returns
+        -------
+        list of (int or None, tuple of (int, int, int, int, int))
+            The pieces.
+        """
+        start = sum(t.sizes[self.axis] for t in self.output_tensors[:port])
+        sizes = self.output_tensors[port].sizes
+        return [(0, tuple((0, 1, n, start if d == self.axis else 0, 1) for d, n in enumerate(sizes)))]
+
     def _lower(self, input_strides, output_strides):
         return _plan.plan_split(
             self.input_tensor.data_type.element_size,
@@ -81,6 +105,42 @@ class SplitOperatorDesc(PartsDesc):
             input_strides[0],
             output_strides,
         )
+
+
+# How a call by position would read, said (``Split.POSITIONAL_HINT``).
+
+
+def _positional(given) -> TypeError:
+    """The ``TypeError`` for ``split(x, *given)`` (``Split.POSITIONAL_HINT``): an integer by
+    position is a number of parts to NumPy and a part size to PyTorch, and sizes are indices to
+    NumPy; it says which to pass by name."""
+    shown = ", ".join(shown_value(v) for v in given)
+    first = given[0]
+    axis = f", axis={shown_value(given[1])}" if len(given) > 1 else ""
+    if isinstance(first, (int, np.integer)) and not isinstance(first, (bool, np.bool_)):
+        return TypeError(
+            f"cd.split(x, {shown}): an integer by position reads as a number of parts to np.split but as a part "
+            f"size to torch.split; pass parts={int(first)}{axis} ({int(first)} equal parts), or split_sizes= for "
+            "the size of each part"
+        )
+    return TypeError(
+        f"cd.split(x, {shown}): DirectML's split_sizes are part sizes, where np.split takes indices and "
+        f"torch.split sizes or a part size; pass split_sizes={messages.written(first)}{axis} "
+        f"({_parts_said(first)}), or use cudadml.numpy.split for NumPy's meaning"
+    )
+
+
+def _parts_said(sizes) -> str:
+    """``parts of 5 and 5``: what sizes given as ``split_sizes`` make."""
+    try:
+        sizes = [operator.index(s) for s in sizes]
+    except TypeError:
+        return "parts of those sizes"
+    if not sizes:
+        return "no parts"
+    if len(sizes) == 1:
+        return f"one part of {sizes[0]}"
+    return f"parts of {', '.join(map(str, sizes[:-1]))} and {sizes[-1]}"
 
 
 class Split(NamedTuple):
@@ -94,6 +154,7 @@ class Split(NamedTuple):
     function = "split"
     ARGUMENT = "x"
     NAME = "split"
+    POSITIONAL_HINT = staticmethod(_positional)  # messages.positional: split words its own
     MANY_RESULTS = True  # a list of parts, in one allocation
 
     @classmethod
@@ -180,16 +241,86 @@ class Split(NamedTuple):
         return self
 
 
+# ---- Dask: chunking ----
+
+
+def _chunk_part(operation, counts):
+    """A piece of a part: a one-part SPLIT of a box of ``counts`` elements per axis."""
+    return operation._replace(sizes=(counts[operation.axis],))
+
+
+def _chunked(kit, operation, inputs, module, shapes, chunks):
+    """Each part cut where ``x``'s chunks are (by default), whole chunks aliased."""
+    return kit.split(operation, inputs, module, shapes, chunks, _chunk_part)
+
+
+# ---- PyTorch: gradient and vmap ----
+
+
+def _gradient(op, shapes, grads):
+    """JOIN of the parts' gradients along the axis."""
+    from ..operators import REGISTRY  # the operators of the family, by name (imports would cycle)
+
+    return REGISTRY["join"].call.of(grads[0].shape, op.axis, directml_types=op.directml_types), grads
+
+
+def _batched(op, size):
+    """The same axis, one further in."""
+    return op._replace(axis=op.axis + 1)
+
+
+# ---- pictures and messages ----
+
+
+def _picture(kit, call=None, desc=None):
+    """SPLIT drawn with the display's ``kit`` (``explain``): each cell of x shows the part it
+    goes to; of a ``call`` of ``cd.split``, or of a descriptor ``desc``."""
+    if desc is not None:
+        x, outs, axis = desc.input_tensor, desc.output_tensors, desc.axis
+        title = f"{type(desc).__name__}: {tensor_text(x)} -> {len(outs)} parts along axis {axis}"
+        parts = [f"part {k}: {tensors_text([t])}" for k, t in enumerate(outs)]
+        extents = [t.sizes[axis] for t in outs]
+        return kit.parts(title, x.sizes, x.effective_strides, axis, extents, parts, split=True)
+    operation, shape, results = kit.operation(Split, call)
+    title = f"cd.{call.name}: x {shape} -> {len(results)} parts along axis {call.arguments['axis']}"  # as given
+    parts = [f"part {k}: {s}" for k, s in enumerate(results)]
+    extents = [s[operation.axis] for s in results]
+    return kit.parts(title, shape, packed_strides(shape), operation.axis, extents, parts, split=True)
+
+
+def _messages(op, shapes, window, given):
+    """SPLIT's names in the words of a call of ``cd.split`` (``messages.fields``)."""
+    parts = op.results(shapes[0]) if shapes else ()
+    bound = [k for k, s in enumerate(parts) if 0 not in s] or list(range(len(parts)))
+    axis = op.axis
+
+    def part_size(i, k):  # a part's size along the axis is its split size; the others are x's
+        return f"split_sizes[{bound[k] if k < len(bound) else k}]" if i == axis else None
+
+    return {
+        "OPERATOR": "SPLIT",
+        "FIRST": "InputTensor",
+        **messages.array("InputTensor", "x"),
+        **messages.derived("OutputTensors[{k}]", **{".Sizes[{i}]": part_size}),
+        "OutputTensors": "split_sizes",
+        "OutputCount": "len(split_sizes)",
+        "Axis": "axis",
+        "DimensionCount": "x.ndim",
+        "inputs[{i}]": "x",
+        "outputs[{i}]": lambda i, k: f"out[{bound[i] if i < len(bound) else i}]",
+    }
+
+
 OPERATOR = register(
     Operator(
         "split",
         Split,
         SplitOperatorDesc,
-        gradient=None,
-        batched=None,
-        torch_schema=None,
-        chunked=None,
-        picture=None,
-        messages=None,
+        gradient=_gradient,
+        batched=_batched,
+        torch_schema="int axis, int[] sizes",
+        chunked=_chunked,
+        picture=_picture,
+        messages=_messages,
     )
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
+from .. import messages
 from ..calls import (
     NEWEST,
     Description,
@@ -25,6 +26,7 @@ from ..enums import FeatureLevel
 from ..errors import int_tuple, shown_value
 from ..indexing import index_key, parse_key, window_params
 from ..operators import Operator, register
+from ..tensor import packed_strides
 from .slice1 import Slice1OperatorDesc
 from .slice_grad import SliceGradOperatorDesc
 
@@ -168,27 +170,125 @@ class StridedSliceGrad(NamedTuple):
         )
 
 
+# ---- Dask: chunking ----
+
+
+def _chunk_window(operation, windows, rank):
+    """``x[key]`` on one chunk: ``windows``, per input axis ``(start, step, count)`` in the
+    chunk read, into a result of ``rank`` axes."""
+    result_shape = [1] * rank
+    for (_, _, n), r in zip(windows, operation.axis_map):
+        if r is not None:
+            result_shape[r] = n
+    return operation._replace(windows=windows, result_shape=tuple(result_shape))
+
+
+def _chunked(kit, operation, inputs, module, shapes, chunks):
+    """Each piece the index of one chunk of ``x``."""
+    return kit.window(operation, inputs, module, shapes, chunks, _chunk_window)
+
+
+def _chunk_gradient(operation, extents, steps, counts, dy_shape):
+    """The gradient on one piece: ``counts`` elements per axis, every ``steps``, fill the box
+    of ``extents`` (from its end where the step is negative), from a ``dy`` box of ``dy_shape``."""
+    windows = tuple((0 if st > 0 else e - 1, st if n > 1 else 1, n) for e, st, n in zip(extents, steps, counts))
+    return operation._replace(input_shape=extents, windows=windows, result_shape=dy_shape)
+
+
+def _chunked_grad(kit, operation, inputs, module, shapes, chunks):
+    """Each output chunk gathers the positions the index read inside it from the ``dy``
+    chunks they come from."""
+    return kit.gradient(operation, inputs, module, shapes, chunks, operation.windows, _chunk_gradient)
+
+
+# ---- PyTorch: gradient and vmap ----
+
+
+def _gradient(op, shapes, grads):
+    """``strided_slice_grad`` of the index, at the newest feature level."""
+    index = op.windows, op.result_shape, op.axis_map
+    return StridedSliceGrad(shapes[0], *index, *options(None, op.directml_types)), grads
+
+
+def _gradient_grad(op, shapes, grads):
+    """``strided_slice`` of the index, at the newest feature level."""
+    index = op.windows, op.result_shape, op.axis_map
+    return StridedSlice(*index, *options(None, op.directml_types)), grads
+
+
+# ---- pictures and messages ----
+
+
+def _picture(kit, call=None, desc=None):
+    """``x[key]`` drawn with the display's ``kit`` (``explain``): the cells of x the index
+    reads, each numbered with the output elements that read it (a ``call`` of
+    ``cd.strided_slice``; its descriptor is SLICE1's, drawn by SLICE1's rule)."""
+    operation, shape, (result,) = kit.operation(StridedSlice, call)
+    title = f"cd.{call.name}: x {shape} -> {result}"
+    mults = kit.mults(result, operation.axis_map)
+    return kit.gather(title, operation.windows, mults, shape, packed_strides(shape), "x")
+
+
+def _messages(op, shapes, window, given):
+    """SLICE1's names in the words of a call of ``cd.strided_slice`` (``messages.fields``)."""
+    return {
+        "OPERATOR": "SLICE1",
+        "FIRST": "InputTensor",
+        **messages.array("InputTensor", "x"),
+        **messages.derived("OutputTensor"),
+        **messages.BY_KEY,
+        "DimensionCount": "x.ndim",
+        **messages.bindings("x", "out"),
+    }
+
+
+def _grad_picture(kit, call=None, desc=None):
+    """The gradient of ``x[key]`` drawn with the display's ``kit`` (``explain``): each cell of
+    the result shows the element of dy it receives (zeros elsewhere); a ``call`` of
+    ``cd.strided_slice_grad`` (its descriptor is SLICE_GRAD's, drawn by SLICE_GRAD's rule)."""
+    operation, shape, (received,) = kit.operation(StridedSliceGrad, call)
+    title = f"cd.{call.name}: dy {shape} -> {received}"
+    mults = kit.mults(shape, operation.axis_map)  # dy is indexed as the index's result
+    return kit.scatter(title, operation.windows, mults, received, packed_strides(received), "dy")
+
+
+def _grad_messages(op, shapes, window, given):
+    """SLICE_GRAD's names in the words of a call of ``cd.strided_slice_grad`` (``messages.fields``)."""
+    return {
+        "OPERATOR": "SLICE_GRAD",
+        "FIRST": "InputGradientTensor",
+        **messages.array("InputGradientTensor", "dy", sizes="the count of key along axis {i}", ndim="len(input_shape)"),
+        **messages.derived(
+            "OutputGradientTensor",
+            **{"": "input_shape", ".Sizes[{i}]": "input_shape[{i}]", ".DimensionCount": "len(input_shape)"},
+        ),
+        **messages.BY_KEY,
+        "DimensionCount": "len(input_shape)",
+        **messages.bindings("dy", "out"),
+    }
+
+
 OPERATOR = register(
     Operator(
         "strided_slice",
         StridedSlice,
-        gradient=None,
+        gradient=_gradient,
         batched=None,
         torch_schema=None,
-        chunked=None,
-        picture=None,
-        messages=None,
+        chunked=_chunked,
+        picture=_picture,
+        messages=_messages,
     )
 )
 GRAD_OPERATOR = register(
     Operator(
         "strided_slice_grad",
         StridedSliceGrad,
-        gradient=None,
+        gradient=_gradient_grad,
         batched=None,
         torch_schema=None,
-        chunked=None,
-        picture=None,
-        messages=None,
+        chunked=_chunked_grad,
+        picture=_grad_picture,
+        messages=_grad_messages,
     )
 )

@@ -27,6 +27,7 @@ from ..calls import (
 )
 from ..enums import FeatureLevel, TensorDataType, TensorFlags
 from ..errors import DescriptorError, as_int, int_tuple, shown_value
+from ..indexing import window_reach
 from ..operators import (
     INPUT,
     INPUTS,
@@ -504,6 +505,12 @@ class Slice1Batch(NamedTuple):
     function = "slice1_batch"
     ARGUMENT = "x"
     NAME = "slice1_batch"
+    POSITIONAL_HINT = (  # messages.positional: the array, the arguments by name, why, what else
+        "x",
+        messages.WINDOW_ARGUMENTS,
+        "they are SLICE1's windows, as cd.slice1 takes them",
+        "",
+    )
 
     @classmethod
     def of(
@@ -555,7 +562,7 @@ class Slice1Batch(NamedTuple):
             # are the window's to refuse, not the stand-in's).
             held = [min(max(z, 1), UINT32_MAX) for z in window[1]]
             room = room_for(filled_sizes(bounds), window[0], held, [True] * d)
-            counts = tuple(max(1, (z - 1) // abs(s) + 1) if s else 1 for z, s in zip(held, window[2]))
+            counts = tuple(max(1, window_reach(z, s)) if s else 1 for z, s in zip(held, window[2]))
             try:
                 _shared_rules(t, filled_sizes(bounds), self.feature_level)
             except DescriptorError as e:
@@ -592,7 +599,7 @@ class Slice1Batch(NamedTuple):
             row = (sizes < 1) | (strides == 0) | (strides < INT32_MIN) | (strides > INT32_MAX)
             bad = (offsets < 0) | (offsets > ends - np.maximum(sizes, 1)) | row
             self._refuse(said, t, bounds, np.flatnonzero(np.broadcast_to(bad, (n, d)).any(axis=1)))
-        counts = sizes if smallest >= -1 and largest <= 1 else 1 + (sizes - 1) // np.abs(strides)
+        counts = sizes if smallest >= -1 and largest <= 1 else window_reach(sizes, strides)
         if self.shared and counts.ndim == 2 and (counts != counts[0]).any():
             k = int(np.flatnonzero((counts != counts[0]).any(axis=1))[0])
             raise ValueError(
@@ -610,7 +617,7 @@ class Slice1Batch(NamedTuple):
         lines = []
         for k in map(int, broken[:_WINDOWS_SHOWN]):
             window = tuple(tuple(map(int, a[k])) for a in (self.offsets, sizes, strides))
-            counts = tuple(max(1, (z - 1) // abs(s) + 1) if s else 1 for z, s in zip(window[1], window[2]))
+            counts = tuple(max(1, window_reach(z, s)) if s else 1 for z, s in zip(window[1], window[2]))
             try:
                 Slice1OperatorDesc(
                     call_tensor(t, bounds),
@@ -661,7 +668,7 @@ class Slice1Batch(NamedTuple):
         with no strides of their own, step by 1)."""
         strides = self.strides if self.strides.ndim == 1 else np.ones(d, np.int64)
         return tuple(
-            1 + (int(n) - 1) // abs(int(s)) if s and n > 0 else max(int(n), 0) for n, s in zip(self.sizes, strides)
+            window_reach(int(n), int(s)) if s and n > 0 else max(int(n), 0) for n, s in zip(self.sizes, strides)
         )
 
 
@@ -680,6 +687,12 @@ class Slice1BatchGrad(NamedTuple):
     function = "slice1_batch_grad"
     ARGUMENT = "dy"
     NAME = "slice1_batch_grad"
+    POSITIONAL_HINT = (  # messages.positional: the arrays, the arguments by name, why, what else
+        "dy, input_shape",
+        messages.WINDOW_ARGUMENTS,
+        "they are SLICE1's windows, as cd.slice1_batch takes them",
+        "",
+    )
     shared = Slice1Batch.shared
     check = Slice1Batch.check
     _check = Slice1Batch._check
@@ -728,17 +741,151 @@ class Slice1BatchGrad(NamedTuple):
             raise ValueError(f"{name}: dy[{k}] has shape {tuple(dy_shapes[k])}; window {k} takes {forward[k]}")
 
 
+# ---- Dask: chunking ----
+
+
+def _chunked(kit, operation, inputs, module, shapes, chunks):
+    """Runs of windows, each output chunk one task on the box of ``x`` its windows read (with
+    ``per_sample``, the runs follow ``x``'s chunks along its first axis)."""
+    return kit.windows(operation, inputs, module, shapes, chunks)
+
+
+# ---- PyTorch: gradient and vmap ----
+
+
+def _gradient(op, shapes, grads):
+    """``slice1_batch_grad`` of the windows into ``x``'s shape, at the newest feature level."""
+    level = options(None, op.directml_types)[0]
+    return Slice1BatchGrad(shapes[0], *op._replace(feature_level=level)), grads
+
+
+def _gradient_grad(op, shapes, grads):
+    """``slice1_batch`` of the windows, at the newest feature level."""
+    return op.windows()._replace(feature_level=options(None, op.directml_types)[0]), grads
+
+
+# ---- pictures and messages ----
+
+#: The names the call classes' ``of`` take the batch functions' window arguments by.
+_OF_NAMES = {"window_offsets": "offsets", "window_sizes": "sizes", "window_strides": "strides"}
+
+
+def _of_arguments(call):
+    """A drawn call's arguments (the display's ``Call``) by the names ``of`` takes them."""
+    return {_OF_NAMES.get(k, k): v for k, v in call.arguments.items()}
+
+
+def _not_drawn(desc, function):
+    """The ``TypeError`` for ``explain`` of a windows batch descriptor, whose windows are data."""
+    return TypeError(
+        f"explain: a {type(desc).__name__}'s windows are data (its table's values), not drawn; "
+        f"explain(cd.{function}, ...) draws a call's"
+    )
+
+
+def _picture(kit, call=None, desc=None):
+    """Many windows drawn with the display's ``kit`` (``explain``): each cell of x numbered
+    with the windows that read it, the first windows outlined; a ``call`` of
+    ``cd.slice1_batch``, validated as the function validates it (a descriptor's windows are
+    data, its table's: ``TypeError``)."""
+    if desc is not None:
+        raise _not_drawn(desc, Slice1Batch.function)
+    shape = kit.shape(call.given, call.where)
+    operation = Slice1Batch.of(shape, **_of_arguments(call))
+    counts = operation.check(kit.DTYPE, shape)
+    result = operation.results(counts)[0] if operation.shared else f"{len(counts)} arrays, one per window"
+    legend = f"{len(counts)} windows of x; each cell is numbered with the windows that read it"
+    return kit.batch(f"cd.{call.name}: x {shape} -> {result}", shape, operation, counts, [legend])
+
+
+def _grad_picture(kit, call=None, desc=None):
+    """The gradient of many windows drawn with the display's ``kit`` (``explain``): each cell
+    of the result numbered with the windows whose gradients it receives; a ``call`` of
+    ``cd.slice1_batch_grad``, whose ``dy`` is one array or shape, or a list of them for windows
+    of their own sizes (a descriptor's windows are data, its table's: ``TypeError``)."""
+    if desc is not None:
+        raise _not_drawn(desc, Slice1BatchGrad.function)
+    name, given, where = call.name, call.given, call.where
+    # As slice1_batch_grad takes dy: one array (windows of one size), or a list of one per window.
+    one = hasattr(given, "shape") or (
+        isinstance(given, (tuple, list)) and bool(given) and all(isinstance(v, (int, np.integer)) for v in given)
+    )
+    shapes = [kit.shape(given, where)] if one else [kit.shape(a, where) for a in kit.as_list(given, "dy", name)]
+    if not shapes:
+        raise ValueError(f"{name}: dy is an empty list; the gradient of no windows has no dtype (pass zeros)")
+    named = _of_arguments(call)
+    operation = Slice1BatchGrad.of(named.pop("input_shape"), **named)
+    if operation.shared != one:
+        raise TypeError(
+            f"{name}: windows of one size take dy as one array; per-window sizes take a list of one per window"
+        )
+    counts = operation.check(kit.DTYPE, operation.input_shape)
+    operation.check_gradients(counts, shapes)
+    dy = shapes[0] if one else f"{len(shapes)} arrays"
+    legend = f"{len(counts)} windows; each cell shows the windows whose gradients it receives, summed; . receives 0"
+    shape = operation.input_shape
+    return kit.batch(f"cd.{name}: dy {dy} -> {shape}", shape, operation, counts, [legend])
+
+
+def _messages(op, shapes, window, given):
+    """``slice1_batch``'s and its gradient's names (``messages.fields``): window ``window``'s
+    (or, with None, those of the rows every window shares), on ``x`` (``input_shape`` for the
+    gradient), whose axis ``i`` is ``i + 1`` with ``per_sample``."""
+    grad = op.function == Slice1BatchGrad.function
+    first = int(op.per_sample)
+    if grad:
+        source = {
+            "InputTensor": "input_shape",
+            "InputTensor.Sizes[{i}]": lambda i, k: f"input_shape[{i + first}]",
+            "InputTensor.DimensionCount": "len(input_shape) - 1" if first else "len(input_shape)",
+            "InputTensor.DataType": "dy.dtype",
+        }
+    else:
+        source = {
+            "InputTensor": f"x[{window}]" if first and window is not None else "x",
+            "InputTensor.Sizes[{i}]": lambda i, k: f"x.shape[{i + first}]",
+            "InputTensor.DimensionCount": "x.ndim - 1" if first else "x.ndim",
+            "InputTensor.DataType": "x.dtype",
+        }
+
+    def row(name, shared):
+        if window is None or shared:
+            return f"{name}[{{i}}]"
+        return f"{name}[{window}][{{i}}]"
+
+    sizes, strides = row("window_sizes", op.sizes.ndim == 1), row("window_strides", op.strides.ndim == 1)
+    table = {
+        "OPERATOR": "SLICE1",
+        "FIRST": "InputTensor",
+        **source,
+        **messages.derived("OutputTensor", **{".Sizes[{i}]": f"1 + ({sizes} - 1) // |{strides}|"}),
+        "InputWindowOffsets[{i}]": row("window_offsets", False),
+        "InputWindowSizes[{i}]": sizes,
+        "InputWindowStrides[{i}]": strides,
+        "len(InputWindowOffsets)": None,
+        "len(InputWindowSizes)": None,
+        "len(InputWindowStrides)": None,
+        "DimensionCount": source["InputTensor.DimensionCount"],
+        "outputs[{i}]": "out",
+    }
+    if grad:
+        table["inputs[{i}]"] = "dy" if given in (None, 1) else "dy[{i}]"
+    else:
+        table["inputs[{i}]"] = "x"
+    return table
+
+
 OPERATOR = register(
     Operator(
         "slice1_batch",
         Slice1Batch,
         WindowsBatchOperatorDesc,
-        gradient=None,
+        gradient=_gradient,
         batched=None,
         torch_schema=None,
-        chunked=None,
-        picture=None,
-        messages=None,
+        chunked=_chunked,
+        picture=_picture,
+        messages=_messages,
     )
 )
 GRAD_OPERATOR = register(
@@ -746,11 +893,11 @@ GRAD_OPERATOR = register(
         "slice1_batch_grad",
         Slice1BatchGrad,
         WindowsBatchGradOperatorDesc,
-        gradient=None,
+        gradient=_gradient_grad,
         batched=None,
         torch_schema=None,
         chunked=None,
-        picture=None,
-        messages=None,
+        picture=_grad_picture,
+        messages=_messages,
     )
 )
