@@ -71,6 +71,9 @@ class Operator:
       family (PyTorch's autograd, ``cd.fuse``);
     * ``batched(op, size) -> operation``: the same call on a leading batch axis (``vmap``);
     * ``torch_schema``: the fields of its ``torch.ops.cudadml`` operator;
+    * ``via(op) -> (operation, counts)``: for an operator without a torch operator of its own,
+      the operation of one that runs it, on its array viewed as ``counts`` (an index runs as
+      SLICE1 or SLICE_GRAD of its windows);
     * ``chunked(kit, op, inputs, module, shapes, chunks)``: its Dask graph, built with the Dask
       adapter's ``kit``;
     * ``picture(kit, ...)``: its picture, drawn with the display's ``kit``;
@@ -84,6 +87,7 @@ class Operator:
     gradient: Callable | None = None
     batched: Callable | None = None
     torch_schema: str | None = None
+    via: Callable | None = None
     chunked: Callable | None = None
     picture: Callable | None = None
     messages: Callable | None = None

@@ -46,8 +46,6 @@ from torch.autograd import forward_ad
 from torch.autograd.graph import increment_version
 
 from ..enums import FeatureLevel
-from ..indexing import window_params
-from ..operators import WindowDesc
 from ..ops import REGISTRY
 from ..runner import ELEMENT_STRIDES, PLAIN, describe, entry_for, run, run_on_device
 from ..tensor import packed_strides
@@ -385,17 +383,6 @@ except RuntimeError:  # another copy of cudadml in this process (bench.py --agai
 #: A torch operator's schema after the array arguments: its operator's ``torch_schema`` (an
 #: operation's fields, in order), then these (the feature level as its int).
 _OPTIONS = "int feature_level, bool directml_types"
-#: Indexes (``strided_slice``, its gradient): operators registered without a descriptor of their
-#: own, which build that of an operator with a window. They have no torch operator: they run
-#: through the one of ``_WINDOWED`` that takes their array argument (``_through``).
-_INDEXES = frozenset(op.call for op in REGISTRY.values() if op.desc is None)
-#: By array argument, the operator with a torch operator and a window (``WindowDesc``): SLICE1
-#: reads ``x``, SLICE_GRAD places ``dy``.
-_WINDOWED = {
-    op.call.ARGUMENT: op.call
-    for op in REGISTRY.values()
-    if op.torch_schema is not None and op.desc is not None and issubclass(op.desc, WindowDesc)
-}
 #: Operators with a descriptor of their own but no torch operator (``slice1_batch``, its
 #: gradient): their windows are data (a table), not a schema's integer lists. They run on views,
 #: through the runner's own route, and not under PyTorch's watch.
@@ -414,22 +401,11 @@ def _operation(cls, fields):
     return cls(*params, FeatureLevel.coerce(level), flag)
 
 
-def _through(operation):
-    """An index as the operation of ``_WINDOWED`` it runs through (its windows as SLICE1's
-    window, its other fields by name), and the windows' counts: the shape, the index's axes all
-    kept, as which its result (reading ``x``) or its ``dy`` (placing it) is viewed."""
-    counts = tuple(n for _, _, n in operation.windows)
-    given = dict(zip(("offsets", "sizes", "strides"), window_params(operation.windows)), output_sizes=counts)
-    given.update(operation._asdict())
-    cls = _WINDOWED[operation.ARGUMENT]
-    return cls(*(given[f] for f in cls._fields)), counts
-
-
 def _call_operator(operation, inputs, outs):
     """``operation`` through ``torch.ops.cudadml``: the list of results (``outs`` where given)."""
-    cls = type(operation)
-    if cls in _INDEXES:
-        windowed, counts = _through(operation)
+    cls, via = type(operation), REGISTRY[operation.function].via
+    if via is not None:
+        windowed, counts = via(operation)
         if cls.ARGUMENT == "dy":
             return _call_operator(windowed, [inputs[0].view(counts)], outs)
         if outs is not None:

@@ -22,7 +22,7 @@ from ..calls import (
     type_of,
 )
 from ..enums import FeatureLevel
-from ..operators import AXIS, INPUTS, OUTPUT, Operator, PartsDesc, register, tensors_text
+from ..operators import AXIS, INPUTS, OUTPUT, REGISTRY, Operator, PartsDesc, register, tensors_text
 from ..tensor import BufferTensorDesc, packed_strides, tensor_text
 
 
@@ -175,7 +175,6 @@ def _chunked(kit, operation, inputs, module, shapes, chunks):
 
 def _gradient(op, shapes, grads):
     """SPLIT of the result's gradient into the inputs' sizes along the axis."""
-    from ..operators import REGISTRY  # the operators of the family, by name (imports would cycle)
 
     sizes = [s[op.axis] for s in shapes]
     split = REGISTRY["split"].call

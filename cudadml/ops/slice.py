@@ -29,6 +29,7 @@ from ..enums import FeatureLevel
 from ..operators import (
     INPUT,
     OUTPUT,
+    REGISTRY,
     SLICE_TYPES,
     UINT32_ARRAY,
     Operator,
@@ -224,7 +225,6 @@ def _gradient(op, shapes, grads):
     """SLICE_GRAD places the result's gradient where the slice read. An element read several
     times (a zero stride) receives the sum of its gradients, so those dimensions are summed
     first (by the gradient's own ``sum``); SLICE_GRAD places the rest."""
-    from ..operators import REGISTRY  # the operators of the family, by name (imports would cycle)
 
     (gy,) = grads
     repeated = [d for d, (n, s) in enumerate(zip(op.sizes, op.strides)) if s == 0 and n > 1]

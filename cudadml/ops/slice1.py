@@ -33,6 +33,7 @@ from ..operators import (
     INPUT,
     INT32_ARRAY,
     OUTPUT,
+    REGISTRY,
     TYPES_2_1,
     TYPES_4_1,
     UINT32_ARRAY,
@@ -242,7 +243,6 @@ def _chunked(kit, operation, inputs, module, shapes, chunks):
 
 def _gradient(op, shapes, grads):
     """SLICE_GRAD of the window: the result's gradient placed where the window read."""
-    from ..operators import REGISTRY  # the operators of the family, by name (imports would cycle)
 
     window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
     slice_grad = REGISTRY["slice_grad"].call

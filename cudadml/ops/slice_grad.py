@@ -33,6 +33,7 @@ from ..operators import (
     INPUT,
     INT32_ARRAY,
     OUTPUT,
+    REGISTRY,
     TYPES_2_1,
     TYPES_4_1,
     UINT32_ARRAY,
@@ -254,7 +255,6 @@ def _chunked(kit, operation, inputs, module, shapes, chunks):
 
 def _gradient(op, shapes, grads):
     """SLICE1 of the window: the gradient read back where the forward slice read."""
-    from ..operators import REGISTRY  # the operators of the family, by name (imports would cycle)
 
     window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
     slice1 = REGISTRY["slice1"].call

@@ -27,7 +27,7 @@ from ..calls import (
 )
 from ..enums import FeatureLevel
 from ..errors import DescriptorError, as_int, int_tuple, shown_value
-from ..operators import AXIS, INPUT, OUTPUTS, Operator, PartsDesc, register, tensors_text
+from ..operators import AXIS, INPUT, OUTPUTS, REGISTRY, Operator, PartsDesc, register, tensors_text
 from ..tensor import BufferTensorDesc, packed_strides, tensor_text
 
 
@@ -259,7 +259,6 @@ def _chunked(kit, operation, inputs, module, shapes, chunks):
 
 def _gradient(op, shapes, grads):
     """JOIN of the parts' gradients along the axis."""
-    from ..operators import REGISTRY  # the operators of the family, by name (imports would cycle)
 
     return REGISTRY["join"].call.of(grads[0].shape, op.axis, directml_types=op.directml_types), grads
 

@@ -27,8 +27,8 @@ from ..errors import int_tuple, shown_value
 from ..indexing import index_key, parse_key, window_params
 from ..operators import Operator, register
 from ..tensor import packed_strides
-from .slice1 import Slice1OperatorDesc
-from .slice_grad import SliceGradOperatorDesc
+from .slice1 import Slice1, Slice1OperatorDesc
+from .slice_grad import SliceGrad, SliceGradOperatorDesc
 
 
 class StridedSlice(NamedTuple):
@@ -204,6 +204,15 @@ def _chunked_grad(kit, operation, inputs, module, shapes, chunks):
 # ---- PyTorch: gradient and vmap ----
 
 
+def _via(op, through):
+    """``op`` as the operation ``through`` (SLICE1's or SLICE_GRAD's call) of its windows, and
+    the windows' counts: the shape, every axis of the index kept, its array is viewed as."""
+    counts = tuple(n for _, _, n in op.windows)
+    given = dict(zip(("offsets", "sizes", "strides"), window_params(op.windows)), output_sizes=counts)
+    given.update(op._asdict())
+    return through(*(given[f] for f in through._fields)), counts
+
+
 def _gradient(op, shapes, grads):
     """``strided_slice_grad`` of the index, at the newest feature level."""
     index = op.windows, op.result_shape, op.axis_map
@@ -272,6 +281,7 @@ OPERATOR = register(
     Operator(
         "strided_slice",
         StridedSlice,
+        via=lambda op: _via(op, Slice1),
         gradient=_gradient,
         batched=None,
         torch_schema=None,
@@ -284,6 +294,7 @@ GRAD_OPERATOR = register(
     Operator(
         "strided_slice_grad",
         StridedSliceGrad,
+        via=lambda op: _via(op, SliceGrad),
         gradient=_gradient_grad,
         batched=None,
         torch_schema=None,
