@@ -197,14 +197,14 @@ class CompiledOperator:
         """
         return BoundOperator(self, inputs, outputs)
 
-    def _execute_known_layouts(self, inputs, outputs, stream, new_outputs=False):
+    def execute_known_layouts(self, inputs, outputs, stream, new_outputs=False):
         """``execute`` for the array functions, whose cache key already matched every view's
         shape and strides with the slots' (the one rule ``bind`` then skips); ``new_outputs``:
         the outputs were allocated for this call, so they overlap nothing."""
         self._run(self._bindings.bind(inputs, outputs, True, new_outputs), stream)
 
-    def _execute_addresses(self, inputs, outputs, stream_ptr, new_outputs, device):
-        """``_execute_known_layouts`` for device memory given by address (``runner.run_on_device``)."""
+    def execute_addresses(self, inputs, outputs, stream_ptr, new_outputs, device):
+        """``execute_known_layouts`` for device memory given by address (``runner.run_on_device``)."""
         self._run(self._bindings.bind_addresses(inputs, outputs, new_outputs, device), stream_ptr)
 
     def _run(self, bound, stream):

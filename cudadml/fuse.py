@@ -41,7 +41,7 @@ from .enums import TensorDataType
 from .errors import DescriptorError
 from .graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
 from .ops import Join, Slice, Slice1, Slice1Batch, Slice1OperatorDesc, SliceGrad, Split, StridedSlice, StridedSliceGrad
-from .runner import _check_words_rank
+from .runner import check_words_rank
 from .tensor import MAX_DIMENSIONS, BufferTensorDesc
 
 __all__ = ["Fused", "Traced", "fuse"]
@@ -321,7 +321,7 @@ class _Trace:
         dtype = args[0].dtype
         shapes = [a.shape for a in args]
         if dtype.itemsize == 16 and operation.directml_types is False:  # as pairs of 8-byte words
-            _check_words_rank(operation, shapes[0])
+            check_words_rank(operation, shapes[0])
             try:
                 d = operation.words().describe(_WORD, [(*s, 2) for s in shapes])
             except DescriptorError as e:
@@ -1083,12 +1083,12 @@ def _run_torch(program, tensors):
     with torch.no_grad():
 
         def execute(outs):
-            with adapter._placed(device, None):
+            with adapter.placed(device, None):
                 views = [
-                    adapter._view(t, t.dtype not in adapter._NUMPY) if k in program.used else None
+                    adapter.view(t, t.dtype not in adapter.NUMPY_DTYPES) if k in program.used else None
                     for k, t in enumerate(tensors)
                 ]
-                out_views = [adapter._view(o, o.dtype not in adapter._NUMPY) for o in outs]
+                out_views = [adapter.view(o, o.dtype not in adapter.NUMPY_DTYPES) for o in outs]
                 program.execute(kind, device.index, views, out_views)
 
         return program.results(new, zeros, execute)

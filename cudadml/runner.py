@@ -241,13 +241,13 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
         buffer = _empty(kind, (entry.total // dtype.itemsize,), dtype)
         if entry.op is not None:
             bound = len(entry.shapes) if entry.bound_outputs is None else len(entry.bound_outputs)
-            entry.op._execute_known_layouts(inputs, [buffer] * bound, stream, True)
+            entry.op.execute_known_layouts(inputs, [buffer] * bound, stream, True)
         return _parts(kind, buffer, entry, dtype)  # built while the GPU copies
     else:
         outs = bound = [_empty(kind, entry.shapes[0], dtype)]
         new = True
     if entry.op is not None:
-        entry.op._execute_known_layouts(inputs, bound, stream, new)
+        entry.op.execute_known_layouts(inputs, bound, stream, new)
     elif entry.zeros:  # the gradient of an empty selection: nothing was read
         out = outs[0]
         if kind == "cupy" and stream is not None:
@@ -299,7 +299,7 @@ def run_on_device(entry, inputs, outputs, stream_ptr, new_outputs, device):
         inputs = [inputs[k] for k in entry.bound_inputs]
     if entry.bound_outputs is not None:
         outputs = [outputs[k] for k in entry.bound_outputs]
-    op._execute_addresses(inputs, outputs, stream_ptr, new_outputs, device)
+    op.execute_addresses(inputs, outputs, stream_ptr, new_outputs, device)
 
 
 class _Plain:
@@ -359,7 +359,7 @@ def describe(operation, dtype, shapes) -> tuple:
     """The result shapes of ``operation`` on arrays of ``dtype`` and ``shapes``, after every
     rule ``run`` applies before binding (for adapters that run it in pieces)."""
     if dtype.itemsize == 16 and operation.directml_types is False:
-        _check_words_rank(operation, shapes[0])
+        check_words_rank(operation, shapes[0])
         try:
             words = operation.words().describe(np.dtype(np.uint64), [(*s, 2) for s in shapes])
         except DescriptorError as e:
@@ -465,7 +465,7 @@ _WORD = np.dtype(np.uint64)
 def _build_words(operation, kind, device, dtype, layouts, out_layouts):
     """``_build`` of a call on 16-byte elements: the entry of ``operation.words()`` on the word
     layouts of ``layouts``, whose results are the 16-byte elements' shapes."""
-    _check_words_rank(operation, layouts[0][0])
+    check_words_rank(operation, layouts[0][0])
     if out_layouts is not None:
         for _, _, out_dtype in out_layouts:
             if out_dtype != dtype:
@@ -496,7 +496,7 @@ def _elements(words, dtype):
     return cupy.ndarray(words.shape[:-1], dtype, memptr=words.data, strides=words.strides[:-1])
 
 
-def _check_words_rank(operation, shape):
+def check_words_rank(operation, shape):
     ndim = len(getattr(operation, "input_shape", shape))  # the rank of the tensors the call describes
     if ndim >= MAX_DIMENSIONS:
         raise ValueError(
@@ -562,11 +562,11 @@ def _misaligned(arrays, itemsize) -> bool:
 def _execute(op, inputs, table, outputs, kind, device, stream, new):
     """``op`` on ``inputs`` and the host ``table`` (its input 1), placed by the backend."""
     if kind == "numpy":  # host memory: the host backends read the table where it is
-        op._execute_known_layouts([inputs[0], table, *inputs[1:]], outputs, stream, new)
+        op.execute_known_layouts([inputs[0], table, *inputs[1:]], outputs, stream, new)
         return
     table, stream, release = CUDA.stage(table, device, stream)
     try:
-        op._execute_known_layouts([inputs[0], table, *inputs[1:]], outputs, stream, new)
+        op.execute_known_layouts([inputs[0], table, *inputs[1:]], outputs, stream, new)
     finally:  # the copy is queued: its memory stays until the stream passes this point
         release()
 
@@ -620,7 +620,7 @@ def _run_windows(operation, inputs, outs, stream):
     dtype, e = x.dtype, x.itemsize
     shapes = operation.shapes(dtype, x.shape)
     if e == 16:  # as pairs of 8-byte words (directml_types=False)
-        _check_words_rank(operation, x.shape[operation.per_sample :])
+        check_words_rank(operation, x.shape[operation.per_sample :])
         results = _run_windows(operation.words(), [_pairs(x, _WORD)], outs and [_pairs(outs[0], _WORD)], stream)
         return outs if outs is not None else [_elements(r, dtype) for r in results]
     kind = "numpy" if isinstance(x, np.ndarray) else "cupy"
@@ -657,7 +657,7 @@ def _run_windows(operation, inputs, outs, stream):
         bound = list(out)
         out_views = [(*_view(o, e), box, box_strides) for o in bound]
     op = _windows_copied(operation, x, x_view, table, bound, out_views, device)
-    op._execute_known_layouts([x], bound, stream, new)
+    op.execute_known_layouts([x], bound, stream, new)
     return [out]
 
 
@@ -675,7 +675,7 @@ def _run_window_parts(operation, x, x_view, starts, steps, shapes, stream, kind,
         table[:, 0], table[:, 1:] = starts, steps
         out_views = [(s, strides, s, strides) for s, strides in zip(shapes, map(packed_strides, shapes))]
         op = _windows_copied(operation, x, x_view, table, [buffer], out_views, device, placed_at=offsets)
-        op._execute_known_layouts([x], [buffer] * len(shapes), stream, True)
+        op.execute_known_layouts([x], [buffer] * len(shapes), stream, True)
     entry_like = _Entry(None, tuple(shapes), offsets=tuple(offsets), total=total)
     return _parts(kind, buffer, entry_like, x.dtype)
 
@@ -775,7 +775,7 @@ def _run_window_grad(operation, inputs, outs, stream):
         check_out(inputs, out)
         inputs = [a.copy() if address_of(a) % dtype.itemsize else a for a in inputs]
     if real is not None:  # complex numbers add as pairs of reals; 16-byte words move as pairs
-        _check_words_rank(operation, shape)
+        check_words_rank(operation, shape)
         inputs, out_words = [_pairs(a, real) for a in inputs], _pairs(out, real)
     else:
         out_words = out
@@ -801,7 +801,7 @@ def _run_window_grad(operation, inputs, outs, stream):
         dy_strides = np.array([v[1][:d] for v in dy_views], np.int64).reshape(len(inputs), d)
     offsets, target_view = operation.offsets, _view(target, target.itemsize)
     keep = window_keep = None
-    if target.ndim > MAX_DIMENSIONS:  # samples of MAX_DIMENSIONS dimensions (no pairs: see _check_words_rank)
+    if target.ndim > MAX_DIMENSIONS:  # samples of MAX_DIMENSIONS dimensions (no pairs: see check_words_rank)
         # Size-1 dimensions, which every window takes whole, are left out of the operator's tensor.
         keep = (0, *(k for k in range(1, target.ndim) if target.shape[k] != 1 or k == d))
         window_keep = [k - 1 for k in keep[1:]]

@@ -231,7 +231,7 @@ def test_out_into_an_inference_tensor_or_from_a_dual_tensor_is_refused():
 
 def test_views_and_results_share_memory_without_copies(device, rng):
     x = _inputs([(4, 6)], np.float32, device, rng)[0].t()  # a transposed view: not contiguous
-    view = adapter._view(x, raw=False)
+    view = adapter.view(x, raw=False)
     address = view.data.ptr if device.type == "cuda" else view.__array_interface__["data"][0]
     assert address == x.data_ptr() and view.strides == tuple(s * 4 for s in x.stride())
     parts = cd.split(x, split_sizes=[1, 2, 3])  # views of one allocation, wrapped back as they are

@@ -235,10 +235,10 @@ def _run_views(operation, inputs, outs=None, stream=None):
             raise TypeError(
                 f"{operation.function}: the tensors' dtypes {sorted({str(t.dtype) for t in tensors})} differ"
             )
-    with _placed(inputs[0].device, stream) as stream:
-        views = [_view(t, raw) for t in inputs]
+    with placed(inputs[0].device, stream) as stream:
+        views = [view(t, raw) for t in inputs]
         memories = None if outs is None else [_memory(t) for t in outs]
-        out_views = None if outs is None else [_view(m, raw) for m in memories]
+        out_views = None if outs is None else [view(m, raw) for m in memories]
         views, out_views = PLAIN.arrays(type(operation), views, out_views)
         results = run(operation, views, out_views, stream)
         if outs is not None:
@@ -249,7 +249,7 @@ def _run_views(operation, inputs, outs=None, stream=None):
 
 
 @contextlib.contextmanager
-def _placed(device, stream):
+def placed(device, stream):
     """Where a call on ``device`` runs. For CUDA: on that device, as CuPy's current stream,
     ``stream`` (a torch or CuPy stream, or any object with ``__cuda_stream__``), by default
     the current torch stream of the device, so the call is ordered with the torch work around
@@ -329,7 +329,7 @@ def _read_through_bits(t, memory):
         memory.neg_()
 
 
-def _view(t, raw):
+def view(t, raw):
     """A zero-copy NumPy (CPU) or CuPy (CUDA) view of ``t``; ``raw``: of same-width integers. A
     conjugate or negative view of an input is read as its values (a copy)."""
     if t.is_conj() or t.is_neg():
