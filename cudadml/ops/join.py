@@ -9,25 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .. import messages
+from .. import calls, messages, operators
 from .. import plan as _plan
-from ..calls import (
-    Description,
-    call_tensor,
-    callers_words,
-    filled_sizes,
-    new_operation,
-    normalize_axis,
-    options,
-    type_of,
-)
 from ..enums import FeatureLevel
-from ..operators import AXIS, INPUTS, OUTPUT, REGISTRY, Operator, PartsDesc, register, tensors_text
 from ..tensor import BufferTensorDesc, packed_strides, tensor_text
 
 
 @dataclass(frozen=True, repr=False)
-class JoinOperatorDesc(PartsDesc):
+class JoinOperatorDesc(operators.PartsDesc):
     """``DML_JOIN_OPERATOR_DESC``: concatenate ``input_tensors`` along ``axis`` (SPLIT's inverse).
 
     Parameters
@@ -56,9 +45,9 @@ class JoinOperatorDesc(PartsDesc):
     NAME = "Join"
     _WHOLE = "output_tensor"
     _PARTS = "input_tensors"
-    input_tensors: tuple[BufferTensorDesc, ...] = field(metadata=INPUTS)
-    output_tensor: BufferTensorDesc = field(metadata=OUTPUT)
-    axis: int = field(metadata=AXIS)
+    input_tensors: tuple[BufferTensorDesc, ...] = field(metadata=operators.INPUTS)
+    output_tensor: BufferTensorDesc = field(metadata=operators.OUTPUT)
+    axis: int = field(metadata=operators.AXIS)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
     @property
@@ -118,11 +107,11 @@ class Join(NamedTuple):
         name = cls.NAME
         if len(shape) == 0:
             raise ValueError(f"{name}: xs[0] is a 0-dimensional array (shape ()), which has nothing to join")
-        return new_operation(
-            cls, (normalize_axis(axis, len(shape), name), *options(feature_level, directml_types, cls.NAME))
+        return calls.new_operation(
+            cls, (calls.normalize_axis(axis, len(shape), name), *calls.options(feature_level, directml_types, cls.NAME))
         )
 
-    @callers_words
+    @calls.callers_words
     def describe(self, dtype, shapes):
         name, axis, ndim = self.NAME, self.axis, len(shapes[0])
         for k, s in enumerate(shapes):
@@ -138,20 +127,22 @@ class Join(NamedTuple):
                             f"{name}: xs[{k}].shape[{d}] = {s[d]} differs from xs[0].shape[{d}] = {shapes[0][d]} "
                             f"(only axis {axis} may differ)"
                         )
-            filled = [filled_sizes(s) for s in shapes]
+            filled = [calls.filled_sizes(s) for s in shapes]
             whole = (*filled[0][:axis], sum(s[axis] for s in filled), *filled[0][axis + 1 :])
-            t = type_of(self, dtype)
+            t = calls.type_of(self, dtype)
             JoinOperatorDesc(
-                [call_tensor(t, s, f"InputTensors[{k}]") for k, s in enumerate(filled)],
-                call_tensor(t, whole, "OutputTensor"),
+                [calls.call_tensor(t, s, f"InputTensors[{k}]") for k, s in enumerate(filled)],
+                calls.call_tensor(t, whole, "OutputTensor"),
                 axis,
                 feature_level=self.feature_level,
             )
-            return Description(None, (out_shape,), bound_inputs=())
-        t = type_of(self, dtype)
-        ins = [call_tensor(t, shapes[k], f"InputTensors[{j}]") for j, k in enumerate(bound)]
-        desc = JoinOperatorDesc(ins, call_tensor(t, out_shape, "OutputTensor"), axis, feature_level=self.feature_level)
-        return Description(desc, (out_shape,), bound_inputs=bound)
+            return calls.Description(None, (out_shape,), bound_inputs=())
+        t = calls.type_of(self, dtype)
+        ins = [calls.call_tensor(t, shapes[k], f"InputTensors[{j}]") for j, k in enumerate(bound)]
+        desc = JoinOperatorDesc(
+            ins, calls.call_tensor(t, out_shape, "OutputTensor"), axis, feature_level=self.feature_level
+        )
+        return calls.Description(desc, (out_shape,), bound_inputs=bound)
 
     def words(self):
         return self
@@ -177,7 +168,7 @@ def _gradient(op, shapes, grads):
     """SPLIT of the result's gradient into the inputs' sizes along the axis."""
 
     sizes = [s[op.axis] for s in shapes]
-    split = REGISTRY["split"].call
+    split = operators.REGISTRY["split"].call
     return split.of(grads[0].shape, split_sizes=sizes, axis=op.axis, directml_types=op.directml_types), grads
 
 
@@ -195,7 +186,7 @@ def _picture(kit, call=None, desc=None):
     if desc is not None:
         ins, out, axis = desc.input_tensors, desc.output_tensor, desc.axis
         title = f"{type(desc).__name__}: {len(ins)} parts along axis {axis} -> {tensor_text(out)}"
-        parts = [f"part {k}: {tensors_text([t])}" for k, t in enumerate(ins)]
+        parts = [f"part {k}: {operators.tensors_text([t])}" for k, t in enumerate(ins)]
         extents = [t.sizes[axis] for t in ins]
         return kit.parts(title, out.sizes, out.effective_strides, axis, extents, parts, split=False)
     shapes = [kit.shape(a, call.where) for a in call.given]
@@ -236,8 +227,8 @@ def _messages(op, shapes, window, given):
     }
 
 
-OPERATOR = register(
-    Operator(
+OPERATOR = operators.register(
+    operators.Operator(
         "join",
         Join,
         JoinOperatorDesc,

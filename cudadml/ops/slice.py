@@ -9,40 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .. import messages
+from .. import calls, messages, operators
 from .. import plan as _plan
-from ..calls import (
-    Description,
-    call_tensor,
-    callers_words,
-    check_rank,
-    filled_sizes,
-    int_args,
-    new_operation,
-    options,
-    ranked,
-    room_for,
-    stand_in,
-    type_of,
-)
 from ..enums import FeatureLevel
-from ..operators import (
-    INPUT,
-    OUTPUT,
-    REGISTRY,
-    SLICE_TYPES,
-    UINT32_ARRAY,
-    Operator,
-    OperatorDesc,
-    OperatorSupport,
-    desc_summary,
-    register,
-)
 from ..tensor import BufferTensorDesc, packed_strides
 
 
 @dataclass(frozen=True, repr=False)
-class SliceOperatorDesc(OperatorDesc):
+class SliceOperatorDesc(operators.OperatorDesc):
     """``DML_SLICE_OPERATOR_DESC``: ``Output[c] = Input[Offsets + Strides * c]``.
 
     Parameters
@@ -74,16 +48,16 @@ class SliceOperatorDesc(OperatorDesc):
     """
 
     NAME = "Slice"
-    SUPPORT = OperatorSupport(
+    SUPPORT = operators.OperatorSupport(
         FeatureLevel.LEVEL_1_0,
         ((FeatureLevel.LEVEL_1_0, 4, 5), (FeatureLevel.LEVEL_3_0, 1, 8)),
-        SLICE_TYPES,
+        operators.SLICE_TYPES,
     )
-    input_tensor: BufferTensorDesc = field(metadata=INPUT)
-    output_tensor: BufferTensorDesc = field(metadata=OUTPUT)
-    offsets: tuple[int, ...] = field(metadata=UINT32_ARRAY)
-    sizes: tuple[int, ...] = field(metadata=UINT32_ARRAY)
-    strides: tuple[int, ...] = field(metadata=UINT32_ARRAY)
+    input_tensor: BufferTensorDesc = field(metadata=operators.INPUT)
+    output_tensor: BufferTensorDesc = field(metadata=operators.OUTPUT)
+    offsets: tuple[int, ...] = field(metadata=operators.UINT32_ARRAY)
+    sizes: tuple[int, ...] = field(metadata=operators.UINT32_ARRAY)
+    strides: tuple[int, ...] = field(metadata=operators.UINT32_ARRAY)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
     def _validate(self, v):
@@ -157,10 +131,12 @@ class Slice(NamedTuple):
         name = cls.NAME
         if positional:
             raise messages.positional(name, positional)
-        ndim = len(ranked(name, shape))
-        offsets, sizes = int_args(offsets, "offsets", name), int_args(sizes, "sizes", name)
-        strides = (1,) * ndim if strides is None else int_args(strides, "strides", name)
-        return new_operation(cls, (offsets, sizes, strides, *options(feature_level, directml_types, cls.NAME)))
+        ndim = len(calls.ranked(name, shape))
+        offsets, sizes = calls.int_args(offsets, "offsets", name), calls.int_args(sizes, "sizes", name)
+        strides = (1,) * ndim if strides is None else calls.int_args(strides, "strides", name)
+        return calls.new_operation(
+            cls, (offsets, sizes, strides, *calls.options(feature_level, directml_types, cls.NAME))
+        )
 
     @property
     def windows(self):
@@ -172,33 +148,33 @@ class Slice(NamedTuple):
         """Per input axis, the result axis it becomes: the same one."""
         return tuple(range(len(self.offsets)))
 
-    @callers_words
+    @calls.callers_words
     def describe(self, dtype, shapes):
         name, (shape,), sizes = self.NAME, shapes, self.sizes
-        t = type_of(self, dtype)
+        t = calls.type_of(self, dtype)
         if 0 in sizes:
-            check_rank(name, len(shape), Offsets=self.offsets, Sizes=sizes, Strides=self.strides)
-            filled, empty = filled_sizes(sizes), [n == 0 for n in sizes]
-            call_tensor(t, filled_sizes(shape))  # x's own rules
-            with stand_in("InputTensor", empty):
+            calls.check_rank(name, len(shape), Offsets=self.offsets, Sizes=sizes, Strides=self.strides)
+            filled, empty = calls.filled_sizes(sizes), [n == 0 for n in sizes]
+            calls.call_tensor(t, calls.filled_sizes(shape))  # x's own rules
+            with calls.stand_in("InputTensor", empty):
                 SliceOperatorDesc(
-                    call_tensor(t, room_for(shape, self.offsets, (1,) * len(shape), empty)),
-                    call_tensor(t, filled, "OutputTensor"),
+                    calls.call_tensor(t, calls.room_for(shape, self.offsets, (1,) * len(shape), empty)),
+                    calls.call_tensor(t, filled, "OutputTensor"),
                     self.offsets,
                     filled,
                     self.strides,
                     feature_level=self.feature_level,
                 )
-            return Description(None, (sizes,))
+            return calls.Description(None, (sizes,))
         desc = SliceOperatorDesc(
-            call_tensor(t, shape),
-            call_tensor(t, sizes, "OutputTensor"),
+            calls.call_tensor(t, shape),
+            calls.call_tensor(t, sizes, "OutputTensor"),
             self.offsets,
             sizes,
             self.strides,
             feature_level=self.feature_level,
         )
-        return Description(desc, (sizes,))
+        return calls.Description(desc, (sizes,))
 
     def words(self):
         return self._replace(offsets=(*self.offsets, 0), sizes=(*self.sizes, 2), strides=(*self.strides, 1))
@@ -233,7 +209,9 @@ def _gradient(op, shapes, grads):
     steps = [s or 1 for s in op.strides]
     sizes = [(n - 1) * s + 1 for n, s in zip(gy.shape, steps)]
     window = {"offsets": op.offsets, "sizes": sizes, "strides": steps}
-    return REGISTRY["slice_grad"].call.of(gy.shape, shapes[0], **window, directml_types=op.directml_types), [gy]
+    return operators.REGISTRY["slice_grad"].call.of(gy.shape, shapes[0], **window, directml_types=op.directml_types), [
+        gy
+    ]
 
 
 def _batched(op, size):
@@ -250,7 +228,7 @@ def _picture(kit, call=None, desc=None):
     or of a descriptor ``desc``."""
     if desc is not None:
         x = desc.input_tensor
-        title = f"{type(desc).__name__}: {desc_summary(desc)}"
+        title = f"{type(desc).__name__}: {operators.desc_summary(desc)}"
         mults = packed_strides(desc.output_tensor.sizes)
         return kit.gather(title, desc.windows, mults, x.sizes, x.effective_strides, "InputTensor")
     operation, shape, (result,) = kit.operation(Slice, call)
@@ -282,8 +260,8 @@ def _messages(op, shapes, window, given):
     }
 
 
-OPERATOR = register(
-    Operator(
+OPERATOR = operators.register(
+    operators.Operator(
         "slice",
         Slice,
         SliceOperatorDesc,

@@ -9,45 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .. import messages
+from .. import calls, messages, operators
 from .. import plan as _plan
-from ..calls import (
-    Description,
-    call_tensor,
-    callers_words,
-    check_rank,
-    filled_sizes,
-    int_args,
-    new_operation,
-    options,
-    ranked,
-    room_for,
-    stand_in,
-    type_of,
-    window_args,
-    window_fields,
-)
 from ..enums import FeatureLevel
 from ..indexing import window_reach, window_start
-from ..operators import (
-    INPUT,
-    INT32_ARRAY,
-    OUTPUT,
-    REGISTRY,
-    TYPES_2_1,
-    TYPES_4_1,
-    UINT32_ARRAY,
-    Operator,
-    OperatorSupport,
-    WindowDesc,
-    desc_summary,
-    register,
-)
 from ..tensor import BufferTensorDesc, packed_strides
 
 
 @dataclass(frozen=True, repr=False)
-class Slice1OperatorDesc(WindowDesc):
+class Slice1OperatorDesc(operators.WindowDesc):
     """``DML_SLICE1_OPERATOR_DESC``: a window per dimension, read forwards or backwards.
 
     ``Output[c] = Input[CopyStart + InputWindowStrides * c]``, where CopyStart is the window
@@ -82,18 +52,18 @@ class Slice1OperatorDesc(WindowDesc):
     """
 
     NAME = "Slice1"
-    SUPPORT = OperatorSupport(
+    SUPPORT = operators.OperatorSupport(
         FeatureLevel.LEVEL_2_1,
         ((FeatureLevel.LEVEL_2_1, 4, 5), (FeatureLevel.LEVEL_3_0, 1, 8)),
-        ((FeatureLevel.LEVEL_2_1, TYPES_2_1), (FeatureLevel.LEVEL_4_1, TYPES_4_1)),
+        ((FeatureLevel.LEVEL_2_1, operators.TYPES_2_1), (FeatureLevel.LEVEL_4_1, operators.TYPES_4_1)),
     )
     _SOURCE = "input_tensor"
     _RESULT = "output_tensor"
-    input_tensor: BufferTensorDesc = field(metadata=INPUT)
-    output_tensor: BufferTensorDesc = field(metadata=OUTPUT)
-    input_window_offsets: tuple[int, ...] = field(metadata=UINT32_ARRAY)
-    input_window_sizes: tuple[int, ...] = field(metadata=UINT32_ARRAY)
-    input_window_strides: tuple[int, ...] = field(metadata=INT32_ARRAY)
+    input_tensor: BufferTensorDesc = field(metadata=operators.INPUT)
+    output_tensor: BufferTensorDesc = field(metadata=operators.OUTPUT)
+    input_window_offsets: tuple[int, ...] = field(metadata=operators.UINT32_ARRAY)
+    input_window_sizes: tuple[int, ...] = field(metadata=operators.UINT32_ARRAY)
+    input_window_strides: tuple[int, ...] = field(metadata=operators.INT32_ARRAY)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
     def pieces(self, port: int) -> list:
@@ -163,13 +133,13 @@ class Slice1(NamedTuple):
         name = cls.NAME
         if positional:
             raise messages.positional(name, positional)
-        offsets, sizes, strides = window_args(name, len(ranked(name, shape)), offsets, sizes, strides)
+        offsets, sizes, strides = calls.window_args(name, len(calls.ranked(name, shape)), offsets, sizes, strides)
         if output_sizes is None:  # the reach; an empty or negative window reaches nothing
             output_sizes = tuple(window_reach(n, st) if st and n > 0 else max(n, 0) for n, st in zip(sizes, strides))
         else:
-            output_sizes = int_args(output_sizes, "output_sizes", name)
-        return new_operation(
-            cls, (offsets, sizes, strides, output_sizes, *options(feature_level, directml_types, cls.NAME))
+            output_sizes = calls.int_args(output_sizes, "output_sizes", name)
+        return calls.new_operation(
+            cls, (offsets, sizes, strides, output_sizes, *calls.options(feature_level, directml_types, cls.NAME))
         )
 
     @property
@@ -184,30 +154,33 @@ class Slice1(NamedTuple):
         """Per input axis, the result axis it becomes: the same one."""
         return tuple(range(len(self.offsets)))
 
-    @callers_words
+    @calls.callers_words
     def describe(self, dtype, shapes):
         name, (shape,), out_sizes = self.NAME, shapes, self.output_sizes
         window = self.offsets, self.sizes, self.strides
-        t = type_of(self, dtype)
+        t = calls.type_of(self, dtype)
         if 0 in out_sizes:
-            check_rank(name, len(shape), **window_fields(*window))
+            calls.check_rank(name, len(shape), **calls.window_fields(*window))
             empty = [n == 0 for n in out_sizes]
             sizes = tuple(z or 1 if e else z for z, e in zip(self.sizes, empty))
-            call_tensor(t, filled_sizes(shape))  # x's own rules
-            with stand_in("InputTensor", empty):
+            calls.call_tensor(t, calls.filled_sizes(shape))  # x's own rules
+            with calls.stand_in("InputTensor", empty):
                 Slice1OperatorDesc(
-                    call_tensor(t, room_for(shape, self.offsets, sizes, empty)),
-                    call_tensor(t, filled_sizes(out_sizes), "OutputTensor"),
+                    calls.call_tensor(t, calls.room_for(shape, self.offsets, sizes, empty)),
+                    calls.call_tensor(t, calls.filled_sizes(out_sizes), "OutputTensor"),
                     self.offsets,
                     sizes,
                     self.strides,
                     feature_level=self.feature_level,
                 )
-            return Description(None, (out_sizes,))
+            return calls.Description(None, (out_sizes,))
         desc = Slice1OperatorDesc(
-            call_tensor(t, shape), call_tensor(t, out_sizes, "OutputTensor"), *window, feature_level=self.feature_level
+            calls.call_tensor(t, shape),
+            calls.call_tensor(t, out_sizes, "OutputTensor"),
+            *window,
+            feature_level=self.feature_level,
         )
-        return Description(desc, (out_sizes,))
+        return calls.Description(desc, (out_sizes,))
 
     def words(self):
         return self._replace(
@@ -245,7 +218,7 @@ def _gradient(op, shapes, grads):
     """SLICE_GRAD of the window: the result's gradient placed where the window read."""
 
     window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
-    slice_grad = REGISTRY["slice_grad"].call
+    slice_grad = operators.REGISTRY["slice_grad"].call
     return slice_grad.of(grads[0].shape, shapes[0], **window, directml_types=op.directml_types), grads
 
 
@@ -264,7 +237,7 @@ def _picture(kit, call=None, desc=None):
     it; of a ``call`` of ``cd.slice1``, or of a descriptor ``desc``."""
     if desc is not None:
         x = desc.input_tensor
-        title = f"{type(desc).__name__}: {desc_summary(desc)}"
+        title = f"{type(desc).__name__}: {operators.desc_summary(desc)}"
         mults = packed_strides(desc.output_tensor.sizes)
         return kit.gather(title, desc.windows, mults, x.sizes, x.effective_strides, "InputTensor")
     operation, shape, (result,) = kit.operation(Slice1, call)
@@ -296,8 +269,8 @@ def _messages(op, shapes, window, given):
     }
 
 
-OPERATOR = register(
-    Operator(
+OPERATOR = operators.register(
+    operators.Operator(
         "slice1",
         Slice1,
         Slice1OperatorDesc,

@@ -9,45 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .. import messages
+from .. import calls, messages, operators
 from .. import plan as _plan
-from ..calls import (
-    Description,
-    call_tensor,
-    callers_words,
-    check_rank,
-    filled_sizes,
-    new_operation,
-    options,
-    ranked,
-    room_for,
-    stand_in,
-    type_of,
-    window_args,
-    window_fields,
-)
 from ..enums import FeatureLevel
 from ..errors import int_tuple
 from ..indexing import window_start
-from ..operators import (
-    INPUT,
-    INT32_ARRAY,
-    OUTPUT,
-    REGISTRY,
-    TYPES_2_1,
-    TYPES_4_1,
-    UINT32_ARRAY,
-    Operator,
-    OperatorSupport,
-    WindowDesc,
-    desc_summary,
-    register,
-)
 from ..tensor import BufferTensorDesc, packed_strides
 
 
 @dataclass(frozen=True, repr=False)
-class SliceGradOperatorDesc(WindowDesc):
+class SliceGradOperatorDesc(operators.WindowDesc):
     """``DML_SLICE_GRAD_OPERATOR_DESC``: the backward pass of SLICE1.
 
     Every element of ``output_gradient_tensor`` (sizes of the forward input) that the forward
@@ -83,19 +54,19 @@ class SliceGradOperatorDesc(WindowDesc):
     """
 
     NAME = "SliceGrad"
-    SUPPORT = OperatorSupport(
+    SUPPORT = operators.OperatorSupport(
         FeatureLevel.LEVEL_3_0,
         ((FeatureLevel.LEVEL_3_0, 4, 5), (FeatureLevel.LEVEL_3_1, 1, 8)),
-        ((FeatureLevel.LEVEL_3_0, TYPES_2_1), (FeatureLevel.LEVEL_4_1, TYPES_4_1)),
+        ((FeatureLevel.LEVEL_3_0, operators.TYPES_2_1), (FeatureLevel.LEVEL_4_1, operators.TYPES_4_1)),
     )
     # The forward slice read from the tensor shaped like our output gradient.
     _SOURCE = "output_gradient_tensor"
     _RESULT = "input_gradient_tensor"
-    input_gradient_tensor: BufferTensorDesc = field(metadata=INPUT)
-    output_gradient_tensor: BufferTensorDesc = field(metadata=OUTPUT)
-    input_window_offsets: tuple[int, ...] = field(metadata=UINT32_ARRAY)
-    input_window_sizes: tuple[int, ...] = field(metadata=UINT32_ARRAY)
-    input_window_strides: tuple[int, ...] = field(metadata=INT32_ARRAY)
+    input_gradient_tensor: BufferTensorDesc = field(metadata=operators.INPUT)
+    output_gradient_tensor: BufferTensorDesc = field(metadata=operators.OUTPUT)
+    input_window_offsets: tuple[int, ...] = field(metadata=operators.UINT32_ARRAY)
+    input_window_sizes: tuple[int, ...] = field(metadata=operators.UINT32_ARRAY)
+    input_window_strides: tuple[int, ...] = field(metadata=operators.INT32_ARRAY)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
     def pieces(self, port: int) -> list:
@@ -182,9 +153,9 @@ class SliceGrad(NamedTuple):
         name = cls.NAME
         if positional:
             raise messages.positional(name, positional)
-        window = window_args(name, len(ranked(name, dy_shape, "dy")), offsets, sizes, strides)
+        window = calls.window_args(name, len(calls.ranked(name, dy_shape, "dy")), offsets, sizes, strides)
         input_shape = int_tuple(input_shape, "input_shape", name, shown=True)
-        return new_operation(cls, (input_shape, *window, *options(feature_level, directml_types, cls.NAME)))
+        return calls.new_operation(cls, (input_shape, *window, *calls.options(feature_level, directml_types, cls.NAME)))
 
     def windows_for(self, dy_shape):
         """Per axis ``(start, step, count)``: element ``c`` of ``dy`` lands at ``start + step * c``."""
@@ -198,33 +169,33 @@ class SliceGrad(NamedTuple):
         """Per input axis, the result axis it becomes: the same one."""
         return tuple(range(len(self.offsets)))
 
-    @callers_words
+    @calls.callers_words
     def describe(self, dtype, shapes):
         name, (dy_shape,), shape = self.NAME, shapes, self.input_shape
         window = self.offsets, self.sizes, self.strides
-        t = type_of(self, dtype)
+        t = calls.type_of(self, dtype)
         if 0 in shape or 0 in dy_shape:
-            check_rank(name, len(dy_shape), OutputGradientTensor=shape, **window_fields(*window))
+            calls.check_rank(name, len(dy_shape), OutputGradientTensor=shape, **calls.window_fields(*window))
             empty = [n == 0 or c == 0 for n, c in zip(shape, dy_shape)]
             sizes = tuple(z or 1 if e else z for z, e in zip(self.sizes, empty))
-            call_tensor(t, filled_sizes(shape), "OutputGradientTensor")  # the result's own rules
-            with stand_in("OutputGradientTensor", empty):
+            calls.call_tensor(t, calls.filled_sizes(shape), "OutputGradientTensor")  # the result's own rules
+            with calls.stand_in("OutputGradientTensor", empty):
                 SliceGradOperatorDesc(
-                    call_tensor(t, filled_sizes(dy_shape), "InputGradientTensor"),
-                    call_tensor(t, room_for(shape, self.offsets, sizes, empty), "OutputGradientTensor"),
+                    calls.call_tensor(t, calls.filled_sizes(dy_shape), "InputGradientTensor"),
+                    calls.call_tensor(t, calls.room_for(shape, self.offsets, sizes, empty), "OutputGradientTensor"),
                     self.offsets,
                     sizes,
                     self.strides,
                     feature_level=self.feature_level,
                 )
-            return Description(None, (shape,), zeros=0 not in shape)
+            return calls.Description(None, (shape,), zeros=0 not in shape)
         desc = SliceGradOperatorDesc(
-            call_tensor(t, dy_shape, "InputGradientTensor"),
-            call_tensor(t, shape, "OutputGradientTensor"),
+            calls.call_tensor(t, dy_shape, "InputGradientTensor"),
+            calls.call_tensor(t, shape, "OutputGradientTensor"),
             *window,
             feature_level=self.feature_level,
         )
-        return Description(desc, (shape,))
+        return calls.Description(desc, (shape,))
 
     def words(self):
         return self._replace(
@@ -257,7 +228,7 @@ def _gradient(op, shapes, grads):
     """SLICE1 of the window: the gradient read back where the forward slice read."""
 
     window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
-    slice1 = REGISTRY["slice1"].call
+    slice1 = operators.REGISTRY["slice1"].call
     return slice1.of(grads[0].shape, **window, output_sizes=shapes[0], directml_types=op.directml_types), grads
 
 
@@ -288,7 +259,7 @@ def _picture(kit, call=None, desc=None):
     a descriptor ``desc``."""
     if desc is not None:
         grid = desc.output_gradient_tensor
-        title = f"{type(desc).__name__}: {desc_summary(desc)}"
+        title = f"{type(desc).__name__}: {operators.desc_summary(desc)}"
         mults = packed_strides(desc.input_gradient_tensor.sizes)
         return kit.scatter(title, desc.windows, mults, grid.sizes, grid.effective_strides, "InputGradientTensor")
     operation, shape, (received,) = kit.operation(SliceGrad, call)
@@ -314,8 +285,8 @@ def _messages(op, shapes, window, given):
     }
 
 
-OPERATOR = register(
-    Operator(
+OPERATOR = operators.register(
+    operators.Operator(
         "slice_grad",
         SliceGrad,
         SliceGradOperatorDesc,

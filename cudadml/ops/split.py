@@ -12,27 +12,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import messages
+from .. import calls, messages, operators
 from .. import plan as _plan
-from ..calls import (
-    Description,
-    call_tensor,
-    callers_words,
-    filled_sizes,
-    new_operation,
-    normalize_axis,
-    options,
-    ranked,
-    type_of,
-)
 from ..enums import FeatureLevel
 from ..errors import DescriptorError, as_int, int_tuple, shown_value
-from ..operators import AXIS, INPUT, OUTPUTS, REGISTRY, Operator, PartsDesc, register, tensors_text
 from ..tensor import BufferTensorDesc, packed_strides, tensor_text
 
 
 @dataclass(frozen=True, repr=False)
-class SplitOperatorDesc(PartsDesc):
+class SplitOperatorDesc(operators.PartsDesc):
     """``DML_SPLIT_OPERATOR_DESC``: split the input along ``axis`` into ``len(output_tensors)`` parts.
 
     The parts' sizes along ``axis`` sum to the input's, and their other sizes equal the
@@ -64,9 +52,9 @@ class SplitOperatorDesc(PartsDesc):
     NAME = "Split"
     _WHOLE = "input_tensor"
     _PARTS = "output_tensors"
-    input_tensor: BufferTensorDesc = field(metadata=INPUT)
-    output_tensors: tuple[BufferTensorDesc, ...] = field(metadata=OUTPUTS)
-    axis: int = field(metadata=AXIS)
+    input_tensor: BufferTensorDesc = field(metadata=operators.INPUT)
+    output_tensors: tuple[BufferTensorDesc, ...] = field(metadata=operators.OUTPUTS)
+    axis: int = field(metadata=operators.AXIS)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
     @property
@@ -178,7 +166,7 @@ class Split(NamedTuple):
             raise TypeError(
                 f"{name}: pass split_sizes= (the size of each part) or parts= (a number of equal parts); got {given}"
             )
-        axis = normalize_axis(axis, len(ranked(name, shape, verb="split")), name)
+        axis = calls.normalize_axis(axis, len(calls.ranked(name, shape, verb="split")), name)
         n = shape[axis]
         count, field = (parts, "parts") if parts is not None else (split_sizes, "split_sizes")
         if parts is not None or (
@@ -205,13 +193,13 @@ class Split(NamedTuple):
             if negative:
                 k = negative[0]
                 raise ValueError(f"{name}: split_sizes[{k}] = {sizes[k]} must not be negative")
-        return new_operation(cls, (axis, sizes, *options(feature_level, directml_types, cls.NAME)))
+        return calls.new_operation(cls, (axis, sizes, *calls.options(feature_level, directml_types, cls.NAME)))
 
     def results(self, shape):
         axis = self.axis
         return tuple((*shape[:axis], s, *shape[axis + 1 :]) for s in self.sizes)
 
-    @callers_words
+    @calls.callers_words
     def describe(self, dtype, shapes):
         (shape,) = shapes
         total, axis = sum(self.sizes), self.axis
@@ -220,22 +208,22 @@ class Split(NamedTuple):
             raise DescriptorError([f"{self.NAME}: OutputTensors' Sizes[{axis}] sum to {total}, not {whole}"])
         parts = self.results(shape)
         bound = tuple(k for k, s in enumerate(parts) if 0 not in s)  # DirectML tensors cannot be empty
-        t = type_of(self, dtype)
+        t = calls.type_of(self, dtype)
         if not bound:
-            filled = [filled_sizes(s) for s in parts]
-            side = filled_sizes(shape)  # no parts: x's own sizes (and DirectML refuses an OutputCount of 0)
+            filled = [calls.filled_sizes(s) for s in parts]
+            side = calls.filled_sizes(shape)  # no parts: x's own sizes (and DirectML refuses an OutputCount of 0)
             whole = (*side[: self.axis], sum(s[self.axis] for s in filled) or side[self.axis], *side[self.axis + 1 :])
             SplitOperatorDesc(
-                call_tensor(t, whole),
-                [call_tensor(t, s, f"OutputTensors[{k}]") for k, s in enumerate(filled)],
+                calls.call_tensor(t, whole),
+                [calls.call_tensor(t, s, f"OutputTensors[{k}]") for k, s in enumerate(filled)],
                 self.axis,
                 feature_level=self.feature_level,
             )
-            return Description(None, parts, bound_outputs=())
-        whole = call_tensor(t, shape)  # x's rules first: its parts' follow from them
-        outs = [call_tensor(t, parts[k], f"OutputTensors[{j}]") for j, k in enumerate(bound)]
+            return calls.Description(None, parts, bound_outputs=())
+        whole = calls.call_tensor(t, shape)  # x's rules first: its parts' follow from them
+        outs = [calls.call_tensor(t, parts[k], f"OutputTensors[{j}]") for j, k in enumerate(bound)]
         desc = SplitOperatorDesc(whole, outs, self.axis, feature_level=self.feature_level)
-        return Description(desc, parts, bound_outputs=bound)
+        return calls.Description(desc, parts, bound_outputs=bound)
 
     def words(self):
         return self
@@ -260,7 +248,7 @@ def _chunked(kit, operation, inputs, module, shapes, chunks):
 def _gradient(op, shapes, grads):
     """JOIN of the parts' gradients along the axis."""
 
-    return REGISTRY["join"].call.of(grads[0].shape, op.axis, directml_types=op.directml_types), grads
+    return operators.REGISTRY["join"].call.of(grads[0].shape, op.axis, directml_types=op.directml_types), grads
 
 
 def _batched(op, size):
@@ -277,7 +265,7 @@ def _picture(kit, call=None, desc=None):
     if desc is not None:
         x, outs, axis = desc.input_tensor, desc.output_tensors, desc.axis
         title = f"{type(desc).__name__}: {tensor_text(x)} -> {len(outs)} parts along axis {axis}"
-        parts = [f"part {k}: {tensors_text([t])}" for k, t in enumerate(outs)]
+        parts = [f"part {k}: {operators.tensors_text([t])}" for k, t in enumerate(outs)]
         extents = [t.sizes[axis] for t in outs]
         return kit.parts(title, x.sizes, x.effective_strides, axis, extents, parts, split=True)
     operation, shape, results = kit.operation(Split, call)
@@ -310,8 +298,8 @@ def _messages(op, shapes, window, given):
     }
 
 
-OPERATOR = register(
-    Operator(
+OPERATOR = operators.register(
+    operators.Operator(
         "split",
         Split,
         SplitOperatorDesc,

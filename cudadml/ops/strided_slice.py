@@ -9,19 +9,7 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-from .. import messages
-from ..calls import (
-    NEWEST,
-    Description,
-    call_tensor,
-    callers_words,
-    filled_sizes,
-    filled_windows,
-    new_operation,
-    options,
-    ranked,
-    type_of,
-)
+from .. import calls, messages
 from ..enums import FeatureLevel
 from ..errors import int_tuple, shown_value
 from ..indexing import index_key, parse_key, window_params
@@ -47,40 +35,40 @@ class StridedSlice(NamedTuple):
     @classmethod
     def of(cls, shape, key, feature_level=None, directml_types=True):
         if not shape:
-            ranked(cls.NAME, shape)
+            calls.ranked(cls.NAME, shape)
         # An index NumPy refuses is refused as NumPy words it, naming the key.
         if feature_level is None and directml_types is True:  # the common case, without a call
             try:
-                return _strided_slice(index_key(key), shape, NEWEST, True)
+                return _strided_slice(index_key(key), shape, calls.NEWEST, True)
             except (IndexError, TypeError, ValueError) as e:
                 raise _of_key(cls.NAME, key, e) from None
-        level, directml_types = options(feature_level, directml_types, cls.NAME)
+        level, directml_types = calls.options(feature_level, directml_types, cls.NAME)
         try:
             return _strided_slice(index_key(key), shape, level, directml_types)
         except (IndexError, TypeError, ValueError) as e:
             raise _of_key(cls.NAME, key, e) from None
 
-    @callers_words
+    @calls.callers_words
     def describe(self, dtype, shapes):
         (shape,), result_shape = shapes, self.result_shape
-        t = type_of(self, dtype)
+        t = calls.type_of(self, dtype)
         if 0 in result_shape:
-            windows = filled_windows(self.windows)
+            windows = calls.filled_windows(self.windows)
             Slice1OperatorDesc(
-                call_tensor(t, filled_sizes(shape)),
-                call_tensor(t, tuple(c for _, _, c in windows), "OutputTensor"),
+                calls.call_tensor(t, calls.filled_sizes(shape)),
+                calls.call_tensor(t, tuple(c for _, _, c in windows), "OutputTensor"),
                 *window_params(windows),
                 feature_level=self.feature_level,
             )
-            return Description(None, (result_shape,))
+            return calls.Description(None, (result_shape,))
         counts = tuple(c for _, _, c in self.windows)
         desc = Slice1OperatorDesc(
-            call_tensor(t, shape),
-            call_tensor(t, counts, "OutputTensor"),
+            calls.call_tensor(t, shape),
+            calls.call_tensor(t, counts, "OutputTensor"),
             *window_params(self.windows),
             feature_level=self.feature_level,
         )
-        return Description(desc, (result_shape,), output_axes=self.axis_map)
+        return calls.Description(desc, (result_shape,), output_axes=self.axis_map)
 
     def words(self):
         return self._replace(
@@ -135,31 +123,31 @@ class StridedSliceGrad(NamedTuple):
                 f"{name}: dy has shape {tuple(dy_shape)}; x[key] has shape {result_shape} (x of input_shape "
                 f"{input_shape})"
             )
-        return new_operation(
-            cls, (input_shape, windows, result_shape, axis_map, *options(feature_level, directml_types, cls.NAME))
+        return calls.new_operation(
+            cls, (input_shape, windows, result_shape, axis_map, *calls.options(feature_level, directml_types, cls.NAME))
         )
 
-    @callers_words
+    @calls.callers_words
     def describe(self, dtype, shapes):
         shape, result_shape = self.input_shape, self.result_shape
-        t = type_of(self, dtype)
+        t = calls.type_of(self, dtype)
         if 0 in shape or 0 in result_shape:
-            windows = filled_windows(self.windows)
+            windows = calls.filled_windows(self.windows)
             SliceGradOperatorDesc(
-                call_tensor(t, tuple(c for _, _, c in windows), "InputGradientTensor"),
-                call_tensor(t, filled_sizes(shape), "OutputGradientTensor"),
+                calls.call_tensor(t, tuple(c for _, _, c in windows), "InputGradientTensor"),
+                calls.call_tensor(t, calls.filled_sizes(shape), "OutputGradientTensor"),
                 *window_params(windows),
                 feature_level=self.feature_level,
             )
-            return Description(None, (shape,), zeros=0 not in shape)
+            return calls.Description(None, (shape,), zeros=0 not in shape)
         counts = tuple(c for _, _, c in self.windows)
         desc = SliceGradOperatorDesc(
-            call_tensor(t, counts, "InputGradientTensor"),
-            call_tensor(t, shape, "OutputGradientTensor"),
+            calls.call_tensor(t, counts, "InputGradientTensor"),
+            calls.call_tensor(t, shape, "OutputGradientTensor"),
             *window_params(self.windows),
             feature_level=self.feature_level,
         )
-        return Description(desc, (shape,), input_axes=self.axis_map)
+        return calls.Description(desc, (shape,), input_axes=self.axis_map)
 
     def words(self):
         return self._replace(
@@ -216,13 +204,13 @@ def _via(op, through):
 def _gradient(op, shapes, grads):
     """``strided_slice_grad`` of the index, at the newest feature level."""
     index = op.windows, op.result_shape, op.axis_map
-    return StridedSliceGrad(shapes[0], *index, *options(None, op.directml_types)), grads
+    return StridedSliceGrad(shapes[0], *index, *calls.options(None, op.directml_types)), grads
 
 
 def _gradient_grad(op, shapes, grads):
     """``strided_slice`` of the index, at the newest feature level."""
     index = op.windows, op.result_shape, op.axis_map
-    return StridedSlice(*index, *options(None, op.directml_types)), grads
+    return StridedSlice(*index, *calls.options(None, op.directml_types)), grads
 
 
 # ---- pictures and messages ----
@@ -283,8 +271,6 @@ OPERATOR = register(
         StridedSlice,
         via=lambda op: _via(op, Slice1),
         gradient=_gradient,
-        batched=None,
-        torch_schema=None,
         chunked=_chunked,
         picture=_picture,
         messages=_messages,
@@ -296,8 +282,6 @@ GRAD_OPERATOR = register(
         StridedSliceGrad,
         via=lambda op: _via(op, SliceGrad),
         gradient=_gradient_grad,
-        batched=None,
-        torch_schema=None,
         chunked=_chunked_grad,
         picture=_grad_picture,
         messages=_grad_messages,

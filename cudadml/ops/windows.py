@@ -13,40 +13,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import messages
+from .. import calls, messages, operators
 from .. import plan as _plan
-from ..calls import (
-    call_tensor,
-    filled_sizes,
-    new_operation,
-    options,
-    required,
-    room_for,
-    stand_in,
-    type_of,
-)
 from ..enums import FeatureLevel, TensorDataType, TensorFlags
 from ..errors import DescriptorError, as_int, int_tuple, shown_value
 from ..indexing import window_reach
-from ..operators import (
-    INPUT,
-    INPUTS,
-    INT32_MAX,
-    INT32_MIN,
-    OUTPUT,
-    OUTPUTS,
-    Operator,
-    OperatorDesc,
-    check_output,
-    directml_name,
-    register,
-    roles,
-)
 from ..tensor import UINT32_MAX, BufferTensorDesc
 from .slice1 import Slice1OperatorDesc
 
 
-class _WindowsBatchDesc(OperatorDesc):
+class _WindowsBatchDesc(operators.OperatorDesc):
     """What a batch of windows and its gradient share. The windows are SLICE1's, inside the
     tensor ``_WHOLE`` (less its sample axis with ``per_sample``), so SLICE1's rules of that
     tensor hold: the feature level, its dimension count and its data type, checked by SLICE1's
@@ -90,8 +66,8 @@ class _WindowsBatchDesc(OperatorDesc):
             v.add(f"WindowTableTensor.DimensionCount = {table.dimension_count} must be 2 (a row per window)")
         for name, tensor, output in self._tensors:
             if output and (tensor.strides is not None or tensor.flags is not TensorFlags.NONE):
-                check_output(v, name, tensor)  # (a packed tensor without flags keeps its rules)
-        for attr, name, role in roles(type(self)):
+                operators.check_output(v, name, tensor)  # (a packed tensor without flags keeps its rules)
+        for attr, name, role in operators.roles(type(self)):
             if role.kind == "tensors" and not getattr(self, attr):
                 v.add(f"{name.replace('Tensors', 'Count')} = 0 must be greater than 0")
 
@@ -117,7 +93,7 @@ class _WindowsBatchDesc(OperatorDesc):
         return f"<pre>{html.escape(repr(self))}</pre>"
 
 
-_DIRECTML_NAMES = {name: directml_name(name) for name in ("input_tensor", "output_gradient_tensor")}
+_DIRECTML_NAMES = {name: operators.directml_name(name) for name in ("input_tensor", "output_gradient_tensor")}
 
 
 @lru_cache(maxsize=256)
@@ -137,7 +113,7 @@ def _said_of(message, whole_name, dimension_count=None):
     """A message of the SLICE1 descriptor that checks a windows batch's tensor, said of that
     tensor (``dimension_count``: how its dimension count is said, for a sample of it)."""
     message = message.removeprefix(f"{Slice1OperatorDesc.NAME}: ")
-    for role in ("InputTensor", "OutputTensor"):  # the one tensor in both roles
+    for role in ("InputTensor", "OutputTensor"):  # the one tensor in both operators.roles
         if message.startswith(f"{role}."):
             message = f"{whole_name}.{message[len(role) + 1 :]}"
     if dimension_count is not None:
@@ -190,9 +166,9 @@ class WindowsBatchOperatorDesc(_WindowsBatchDesc):
     NAME = "WindowsBatch"
     _WHOLE = "input_tensor"
     _TABLE_TYPE = TensorDataType.from_dtype(_plan.WINDOW_TABLE_DTYPE)
-    input_tensor: BufferTensorDesc = field(metadata=INPUT)
-    window_table_tensor: BufferTensorDesc = field(metadata=INPUT)
-    output_tensors: tuple[BufferTensorDesc, ...] = field(metadata=OUTPUTS)
+    input_tensor: BufferTensorDesc = field(metadata=operators.INPUT)
+    window_table_tensor: BufferTensorDesc = field(metadata=operators.INPUT)
+    output_tensors: tuple[BufferTensorDesc, ...] = field(metadata=operators.OUTPUTS)
     per_sample: bool = field(default=False, kw_only=True)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
@@ -257,7 +233,7 @@ class WindowsBatchOperatorDesc(_WindowsBatchDesc):
     def to_plan(self, input_strides=None, output_strides=None, constants=None):
         """Lower to a plan: a ``WindowPlan`` reading the table as input 1, or with the table's
         values in ``constants`` (``{1: table}``, for a table owned by DML), a ``CopyPlan``.
-        Strides as ``OperatorDesc.to_plan``'s (the table's are not read)."""
+        Strides as ``operators.OperatorDesc.to_plan``'s (the table's are not read)."""
         if input_strides is None:
             input_strides = [self.input_tensor.effective_strides]
         if output_strides is None:
@@ -342,9 +318,9 @@ class WindowsBatchGradOperatorDesc(_WindowsBatchDesc):
     NAME = "WindowsBatchGrad"
     _WHOLE = "output_gradient_tensor"
     _TABLE_TYPE = TensorDataType.UINT64
-    input_gradient_tensors: tuple[BufferTensorDesc, ...] = field(metadata=INPUTS)
-    window_table_tensor: BufferTensorDesc = field(metadata=INPUT)
-    output_gradient_tensor: BufferTensorDesc = field(metadata=OUTPUT)
+    input_gradient_tensors: tuple[BufferTensorDesc, ...] = field(metadata=operators.INPUTS)
+    window_table_tensor: BufferTensorDesc = field(metadata=operators.INPUT)
+    output_gradient_tensor: BufferTensorDesc = field(metadata=operators.OUTPUT)
     per_sample: bool = field(default=False, kw_only=True)
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
@@ -455,7 +431,7 @@ def _rows(a, field, name, n, d, shared_ok):
 def _shared_rules(t, bounds, feature_level):
     """SLICE1's rules of the tensors (ranks, types, feature level), on a window of all of x;
     ``DescriptorError`` in DirectML's words (``Slice1Batch._said`` says them the caller's way)."""
-    whole = call_tensor(t, bounds)
+    whole = calls.call_tensor(t, bounds)
     Slice1OperatorDesc(whole, whole, (0,) * len(bounds), bounds, (1,) * len(bounds), feature_level=feature_level)
 
 
@@ -465,8 +441,8 @@ def _windows_of(name, source, shape, positional, offsets, sizes, strides, per_sa
     ``input_shape``)."""
     if positional:
         raise messages.positional(name, positional)
-    required(offsets, "window_offsets", name, "an (N, d) array of integers: a row per window")
-    required(sizes, "window_sizes", name, "one row of integers for every window, or one per window")
+    calls.required(offsets, "window_offsets", name, "an (N, d) array of integers: a row per window")
+    calls.required(sizes, "window_sizes", name, "one row of integers for every window, or one per window")
     if per_sample is not True and per_sample is not False and not isinstance(per_sample, np.bool_):
         raise TypeError(
             f"{name}: per_sample = {shown_value(per_sample)} must be a bool, not {type(per_sample).__name__}"
@@ -527,7 +503,7 @@ class Slice1Batch(NamedTuple):
         """As ``slice1_batch(x, *positional, window_offsets=, window_sizes=, window_strides=,
         per_sample=)`` takes them: the windows by name."""
         windows = _windows_of(cls.NAME, "x", shape, positional, offsets, sizes, strides, per_sample)
-        return new_operation(cls, (*windows, *options(feature_level, directml_types, cls.NAME)))
+        return calls.new_operation(cls, (*windows, *calls.options(feature_level, directml_types, cls.NAME)))
 
     @property
     def shared(self) -> bool:
@@ -552,7 +528,7 @@ class Slice1Batch(NamedTuple):
         said = dtype  # the messages name the caller's dtype
         if dtype.itemsize == 16 and self.directml_types is False:
             dtype = np.dtype(np.uint64)  # moved as pairs of words (``words``)
-        t = type_of(self, dtype)
+        t = calls.type_of(self, dtype)
         bounds = tuple(shape[1:] if self.per_sample else shape)
         if not n:  # no window: the rules of x, and of the shared sizes and strides, all the same
             sizes = sizes if sizes.ndim == 1 else np.ones(d, np.int64)
@@ -561,17 +537,17 @@ class Slice1Batch(NamedTuple):
             # The window's rules on a stand-in x that holds it (sizes past what a tensor holds
             # are the window's to refuse, not the stand-in's).
             held = [min(max(z, 1), UINT32_MAX) for z in window[1]]
-            room = room_for(filled_sizes(bounds), window[0], held, [True] * d)
+            room = calls.room_for(calls.filled_sizes(bounds), window[0], held, [True] * d)
             counts = tuple(max(1, window_reach(z, s)) if s else 1 for z, s in zip(held, window[2]))
             try:
-                _shared_rules(t, filled_sizes(bounds), self.feature_level)
+                _shared_rules(t, calls.filled_sizes(bounds), self.feature_level)
             except DescriptorError as e:
                 raise self._said(e, said) from None
             try:
-                with stand_in("InputTensor", [True] * d):
+                with calls.stand_in("InputTensor", [True] * d):
                     Slice1OperatorDesc(
-                        call_tensor(t, room),
-                        call_tensor(t, counts, "OutputTensor"),
+                        calls.call_tensor(t, room),
+                        calls.call_tensor(t, counts, "OutputTensor"),
                         *window,
                         feature_level=self.feature_level,
                     )
@@ -591,12 +567,12 @@ class Slice1Batch(NamedTuple):
             huge
             or int(offsets.min()) < 0
             or int(sizes.min()) < 1
-            or smallest < INT32_MIN
-            or largest > INT32_MAX
+            or smallest < operators.INT32_MIN
+            or largest > operators.INT32_MAX
             or np.count_nonzero(strides) != strides.size
             or (offsets > ends - sizes).any()  # offsets + sizes > ends, which int64 could wrap
         ):
-            row = (sizes < 1) | (strides == 0) | (strides < INT32_MIN) | (strides > INT32_MAX)
+            row = (sizes < 1) | (strides == 0) | (strides < operators.INT32_MIN) | (strides > operators.INT32_MAX)
             bad = (offsets < 0) | (offsets > ends - np.maximum(sizes, 1)) | row
             self._refuse(said, t, bounds, np.flatnonzero(np.broadcast_to(bad, (n, d)).any(axis=1)))
         counts = sizes if smallest >= -1 and largest <= 1 else window_reach(sizes, strides)
@@ -620,15 +596,15 @@ class Slice1Batch(NamedTuple):
             counts = tuple(max(1, window_reach(z, s)) if s else 1 for z, s in zip(window[1], window[2]))
             try:
                 Slice1OperatorDesc(
-                    call_tensor(t, bounds),
-                    call_tensor(t, counts, "OutputTensor"),
+                    calls.call_tensor(t, bounds),
+                    calls.call_tensor(t, counts, "OutputTensor"),
                     *window,
                     feature_level=self.feature_level,
                 )
             except DescriptorError as e:
                 lines.extend(self._said(e, dtype, k).violations)
         assert lines or not len(broken), "the descriptor accepts a window that the batch check refuses"
-        # (A stride of -2^31, whose magnitude passes INT32_MAX, comes here and breaks nothing.)
+        # (A stride of -2^31, whose magnitude passes operators.INT32_MAX, comes here and breaks nothing.)
         if len(broken) > _WINDOWS_SHOWN:
             lines.append(f"{name}: and {len(broken) - _WINDOWS_SHOWN} more windows break a rule")
         if lines:
@@ -722,11 +698,13 @@ class Slice1BatchGrad(NamedTuple):
             i = negative[0]
             raise ValueError(f"{name}: input_shape[{i}] = {input_shape[i]} must not be negative")
         windows = _windows_of(name, "input_shape", input_shape, positional, offsets, sizes, strides, per_sample)
-        return new_operation(cls, (input_shape, *windows, *options(feature_level, directml_types, cls.NAME)))
+        return calls.new_operation(
+            cls, (input_shape, *windows, *calls.options(feature_level, directml_types, cls.NAME))
+        )
 
     def windows(self) -> Slice1Batch:
         """The forward operation."""
-        return new_operation(Slice1Batch, self[1:])
+        return calls.new_operation(Slice1Batch, self[1:])
 
     def check_gradients(self, counts, dy_shapes):
         """``ValueError`` unless ``dy_shapes`` (one array's for windows of one size, else one per
@@ -755,13 +733,13 @@ def _chunked(kit, operation, inputs, module, shapes, chunks):
 
 def _gradient(op, shapes, grads):
     """``slice1_batch_grad`` of the windows into ``x``'s shape, at the newest feature level."""
-    level = options(None, op.directml_types)[0]
+    level = calls.options(None, op.directml_types)[0]
     return Slice1BatchGrad(shapes[0], *op._replace(feature_level=level)), grads
 
 
 def _gradient_grad(op, shapes, grads):
     """``slice1_batch`` of the windows, at the newest feature level."""
-    return op.windows()._replace(feature_level=options(None, op.directml_types)[0]), grads
+    return op.windows()._replace(feature_level=calls.options(None, op.directml_types)[0]), grads
 
 
 # ---- pictures and messages ----
@@ -875,28 +853,23 @@ def _messages(op, shapes, window, given):
     return table
 
 
-OPERATOR = register(
-    Operator(
+OPERATOR = operators.register(
+    operators.Operator(
         "slice1_batch",
         Slice1Batch,
         WindowsBatchOperatorDesc,
         gradient=_gradient,
-        batched=None,
-        torch_schema=None,
         chunked=_chunked,
         picture=_picture,
         messages=_messages,
     )
 )
-GRAD_OPERATOR = register(
-    Operator(
+GRAD_OPERATOR = operators.register(
+    operators.Operator(
         "slice1_batch_grad",
         Slice1BatchGrad,
         WindowsBatchGradOperatorDesc,
         gradient=_gradient_grad,
-        batched=None,
-        torch_schema=None,
-        chunked=None,
         picture=_grad_picture,
         messages=_messages,
     )
