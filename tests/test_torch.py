@@ -305,7 +305,7 @@ def cuda():
 def test_cuda_tensors_run_by_address_without_views(cuda, rng, monkeypatch, name, fn, shapes, dtype):
     """Plain CUDA calls bind the tensors' addresses: no CuPy view, results from torch's
     allocator; views of odd layouts (transposed, offset, expanded) as inputs."""
-    monkeypatch.setattr(adapter, "_view", lambda *a: pytest.fail("a CuPy view was made"))
+    monkeypatch.setattr(adapter, "view", lambda *a: pytest.fail("a CuPy view was made"))
     tensors = []
     for t in _inputs([(*s[:-1], s[-1] + 2) for s in shapes], dtype, cuda, rng):
         t = t[..., 1:-1]  # an offset, non-contiguous view
