@@ -41,18 +41,9 @@ list, never in a circle (``tests/test_layers.py`` checks it):
   self-check).
 """
 
+from . import arrays
 from .adapters import register_adapter
-from .arrays import (
-    join,
-    slice,
-    slice1,
-    slice1_batch,
-    slice1_batch_grad,
-    slice_grad,
-    split,
-    strided_slice,
-    strided_slice_grad,
-)
+from .arrays import *  # noqa: F403 (the array functions: arrays.__all__)
 from .backends import use_host_backend
 from .bindings import BufferBinding
 from .compiled import BoundOperator, CompiledOperator, compile_batch
@@ -120,19 +111,12 @@ __all__ = [
     "compile_batch",
     "explain",
     "fuse",
-    "join",
     "precompile",
     "register_adapter",
-    "slice",
-    "slice1",
-    "slice1_batch",
-    "slice1_batch_grad",
-    "slice_grad",
-    "split",
-    "strided_slice",
-    "strided_slice_grad",
     "use_host_backend",
 ]
+__all__ += arrays.__all__
+__all__.sort()  # the array functions in their places
 
 #: Submodules that are part of the public interface, loaded on first use (``cd.numpy``, ``cd.onnx``).
 _PUBLIC_SUBMODULES = ("numpy", "testing", "onnx")

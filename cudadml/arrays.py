@@ -21,7 +21,7 @@ from typing import Any, SupportsIndex, TypeVar
 from . import messages
 from .adapters import adapter_for
 from .enums import FeatureLevel
-from .errors import BindingError
+from .errors import BindingError, fill_docstring
 from .ops import Join, Slice, Slice1, Slice1Batch, Slice1BatchGrad, SliceGrad, Split, StridedSlice, StridedSliceGrad
 
 __all__ = [
@@ -59,7 +59,9 @@ chunks : str, int, tuple or dict, optional
     For Dask arrays only: the chunks of the result, in any form ``dask.array`` takes
     (``"auto"``, a block shape, sizes per axis); for `split`, one such value for every
     part or a list of one per part. By default the result's chunks follow the input's.""",
-    "{shared raises}": """DescriptorError
+    "{raises}": """Raises
+------
+DescriptorError
     If the call breaks a DirectML rule; its message lists every broken rule, each in the
     call's words (``window_offsets[1]``, ``x.shape[1]``) with DirectML's in parentheses.
     Nothing runs.
@@ -74,14 +76,25 @@ TypeError
     arrays, or of both kinds.
 ValueError
     For Dask arrays of unknown chunk sizes (``compute_chunk_sizes()`` finds them).""",
+    "{examples}": """Examples
+--------
+>>> import numpy as np, cudadml as cd""",
 }
 
 
-def _public(fn):
-    """An array function as users call it: its docstring's shared sections filled in."""
-    for placeholder, text in _SHARED.items():
-        fn.__doc__ = fn.__doc__.replace(placeholder, text.replace("\n", "\n    "))
+def _public(fn=None, *, out=None):
+    """An array function as users call it: its docstring's shared sections filled in, and
+    ``{out}`` with its ``out`` parameter, of the result's shape and dtype that ``out`` names
+    (``@_public(out=...)``)."""
+    if fn is None:
+        return lambda fn: _public(fn, out=out)
+    texts = _SHARED if out is None else {**_SHARED, "{out}": _OUT.format(out)}
+    fn.__doc__ = fill_docstring(fn.__doc__, texts)
     return fn
+
+
+_OUT = """out : array, optional
+    Where to write the result: {}, any strides."""
 
 
 def _bindings_said(operation, error, inputs, given=None):
@@ -113,7 +126,7 @@ def as_list(arrays, what, name):
     return list(arrays)
 
 
-@_public
+@_public(out="shape ``sizes``, ``x``'s dtype")
 def slice(
     x: Array,
     *positional: Any,
@@ -142,8 +155,7 @@ def slice(
     strides : sequence of int, optional
         Per dimension, the step between taken elements, unsigned (0 repeats one element);
         all 1 by default. For negative steps, `slice1` or `strided_slice`.
-    out : array, optional
-        Where to write the result: shape ``sizes``, ``x``'s dtype, any strides.
+    {out}
     {shared parameters}
 
     Returns
@@ -152,13 +164,9 @@ def slice(
         ``out``, or a new array of ``x``'s kind (a tensor on ``x``'s device for a tensor, a
         lazy Dask array of chunks of ``x``'s chunk type for a Dask array).
 
-    Raises
-    ------
-    {shared raises}
+    {raises}
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml as cd
+    {examples}
     >>> x = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
     >>> cd.slice(x, offsets=[0, 0, 1, 0], sizes=[1, 1, 2, 2], strides=[1, 1, 2, 3])
     array([[[[ 5.,  8.],
@@ -171,7 +179,7 @@ def slice(
     return _run(Slice, [x], None if out is None else [out], describe, stream, chunks)[0]
 
 
-@_public
+@_public(out="shape ``output_sizes``, ``x``'s dtype")
 def slice1(
     x: Array,
     *positional: Any,
@@ -203,8 +211,7 @@ def slice1(
     output_sizes : sequence of int, optional
         Per dimension, how many elements to take: at most (and by default)
         ``1 + (window_sizes[i] - 1) // abs(window_strides[i])``.
-    out : array, optional
-        Where to write the result: shape ``output_sizes``, ``x``'s dtype, any strides.
+    {out}
     {shared parameters}
 
     Returns
@@ -212,13 +219,9 @@ def slice1(
     array
         ``out``, or a new array of ``x``'s kind.
 
-    Raises
-    ------
-    {shared raises}
+    {raises}
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml as cd
+    {examples}
     >>> x = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
     >>> window = dict(window_offsets=[0, 0, 0, 1], window_sizes=[1, 1, 4, 3], window_strides=[1, 1, -2, 2])
     >>> cd.slice1(x, **window)[0, 0]
@@ -233,7 +236,7 @@ def slice1(
     return _run(Slice1, [x], None if out is None else [out], describe, stream, chunks)[0]
 
 
-@_public
+@_public(out="shape ``input_shape``, ``dy``'s dtype")
 def slice_grad(
     dy: Array,
     input_shape: Ints,
@@ -262,8 +265,7 @@ def slice_grad(
         As given to `slice1`: the window read, not the shape of ``dy``. Required.
     window_strides : sequence of int, optional
         As given to `slice1`: signed, non-zero, all 1 by default.
-    out : array, optional
-        Where to write the result: shape ``input_shape``, ``dy``'s dtype, any strides.
+    {out}
     {shared parameters}
 
     Returns
@@ -272,13 +274,9 @@ def slice_grad(
         ``dy``'s elements where the forward slice read, 0 elsewhere; ``out`` or a new array of
         ``dy``'s kind.
 
-    Raises
-    ------
-    {shared raises}
+    {raises}
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml as cd
+    {examples}
     >>> dy = np.array([[1, 3], [9, 11]], dtype=np.int32)
     >>> cd.slice_grad(dy, (4, 4), window_offsets=[0, 0], window_sizes=[4, 4], window_strides=[2, 2])
     array([[ 1,  0,  3,  0],
@@ -335,13 +333,9 @@ def split(
     list of arrays
         The parts, in order: ``out``, or views of one new allocation of ``x``'s kind.
 
-    Raises
-    ------
-    {shared raises}
+    {raises}
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml as cd
+    {examples}
     >>> x = np.arange(1, 13, dtype=np.float32).reshape(1, 1, 6, 2)
     >>> [p.shape for p in cd.split(x, split_sizes=[2, 1, 3], axis=2)]
     [(1, 1, 2, 2), (1, 1, 1, 2), (1, 1, 3, 2)]
@@ -391,13 +385,9 @@ def join(
     array
         ``out``, or a new array of the kind of ``xs``.
 
-    Raises
-    ------
-    {shared raises}
+    {raises}
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml as cd
+    {examples}
     >>> cd.join([np.arange(2), np.arange(3)])
     array([0, 1, 0, 1, 2])
     """
@@ -412,7 +402,7 @@ def join(
     return _run(Join, xs, None if out is None else [out], describe, stream, chunks)[0]
 
 
-@_public
+@_public(out="the shape of ``x[key]``, ``x``'s dtype")
 def strided_slice(
     x: Array,
     key: Any,
@@ -434,8 +424,7 @@ def strided_slice(
     key : int, slice, Ellipsis, None or tuple of them
         A basic index, as in ``x[key]``: slices with any step (negative too), integers,
         ``...`` and ``None``.
-    out : array, optional
-        Where to write the result: the shape of ``x[key]``, ``x``'s dtype, any strides.
+    {out}
     {shared parameters}
 
     Returns
@@ -443,15 +432,11 @@ def strided_slice(
     array
         A copy of ``x[key]``: ``out``, or a new array of ``x``'s kind.
 
-    Raises
-    ------
-    {shared raises}
+    {raises}
     IndexError
         For an index out of bounds, too many indices or two ellipses, as NumPy raises.
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml as cd
+    {examples}
     >>> x = np.arange(12).reshape(3, 4)
     >>> cd.strided_slice(x, np.s_[::-2, 1])
     array([9, 1])
@@ -463,7 +448,7 @@ def strided_slice(
     return _run(StridedSlice, [x], None if out is None else [out], describe, stream, chunks)[0]
 
 
-@_public
+@_public(out="shape ``input_shape``, ``dy``'s dtype")
 def strided_slice_grad(
     dy: Array,
     input_shape: Ints,
@@ -485,8 +470,7 @@ def strided_slice_grad(
         ``x.shape``: the shape of the result.
     key : int, slice, Ellipsis, None or tuple of them
         The basic index given to `strided_slice`.
-    out : array, optional
-        Where to write the result: shape ``input_shape``, ``dy``'s dtype, any strides.
+    {out}
     {shared parameters}
 
     Returns
@@ -495,15 +479,11 @@ def strided_slice_grad(
         ``dy``'s elements where ``x[key]`` read, 0 elsewhere; ``out`` or a new array of
         ``dy``'s kind.
 
-    Raises
-    ------
-    {shared raises}
+    {raises}
     IndexError
         For an index out of bounds, too many indices or two ellipses, as NumPy raises.
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml as cd
+    {examples}
     >>> cd.strided_slice_grad(np.array([7, 8]), (5,), np.s_[::-3])
     array([0, 8, 0, 0, 7])
     """
@@ -564,18 +544,14 @@ def slice1_batch(
         for every window. Per-window sizes: a list of ``N`` arrays, views of one
         allocation (as `split`'s parts are).
 
-    Raises
-    ------
-    {shared raises}
+    {raises}
 
     Notes
     -----
     Every window is checked with SLICE1's rules before anything runs; the message names
     the windows that break one (the first three) and counts the rest.
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml as cd
+    {examples}
     >>> x = np.arange(16).reshape(4, 4)
     >>> offsets, strides = [[0, 0], [1, 2], [2, 1]], [[1, 1], [1, -1], [-1, 1]]
     >>> cd.slice1_batch(x, window_offsets=offsets, window_sizes=[2, 2], window_strides=strides)
@@ -663,9 +639,7 @@ def slice1_batch_grad(
         For arguments given by position where they are taken by name, an argument of a wrong
         type, a dtype overlapping windows cannot add (bool), or Dask arrays (not supported).
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml as cd
+    {examples}
     >>> dy = np.ones((2, 2, 2), np.float32)
     >>> cd.slice1_batch_grad(dy, (3, 3), window_offsets=[[0, 0], [1, 1]], window_sizes=[2, 2])
     array([[1., 1., 0.],

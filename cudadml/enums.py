@@ -9,23 +9,34 @@ import enum
 
 import numpy as np
 
-from .errors import as_int
+from .errors import as_int, fill_docstring
 
 __all__ = ["FeatureLevel", "TensorDataType", "TensorFlags"]
 
 
+def _directml(invalid, value="The directml.h value."):
+    """A decorator: the enumeration's docstring with ``{parameters}`` (its one parameter, whose
+    description is ``value``) and ``{raises}`` (the ``ValueError`` for a value that is not
+    ``invalid``) filled in, as DirectML's enumerations share them."""
+    texts = {
+        "{parameters}": f"Parameters\n----------\nvalue : int\n    {value}",
+        "{raises}": f"Raises\n------\nValueError\n    For a value that is not {invalid}.",
+    }
+
+    def document(cls):
+        cls.__doc__ = fill_docstring(cls.__doc__, texts)
+        return cls
+
+    return document
+
+
+@_directml("a ``DML_TENSOR_DATA_TYPE``")
 class TensorDataType(enum.IntEnum):
     """``DML_TENSOR_DATA_TYPE``. ``UNKNOWN`` exists for parity and is never valid.
 
-    Parameters
-    ----------
-    value : int
-        The directml.h value.
+    {parameters}
 
-    Raises
-    ------
-    ValueError
-        For a value that is not a ``DML_TENSOR_DATA_TYPE``.
+    {raises}
 
     Examples
     --------
@@ -90,18 +101,13 @@ _NUMPY_DTYPES = {
 }
 
 
+@_directml("an int")
 class TensorFlags(enum.IntFlag):
     """``DML_TENSOR_FLAGS``.
 
-    Parameters
-    ----------
-    value : int
-        The directml.h value.
+    {parameters}
 
-    Raises
-    ------
-    ValueError
-        For a value that is not an int.
+    {raises}
 
     Examples
     --------
@@ -114,18 +120,16 @@ class TensorFlags(enum.IntFlag):
     OWNED_BY_DML = 1
 
 
+@_directml(
+    "a ``DML_FEATURE_LEVEL``",
+    value='The directml.h value; ``FeatureLevel.coerce`` also takes strings such as ``"3_0"``.',
+)
 class FeatureLevel(enum.IntEnum):
     """``DML_FEATURE_LEVEL``: ordered, so ``level >= FeatureLevel.LEVEL_3_0`` reads naturally.
 
-    Parameters
-    ----------
-    value : int
-        The directml.h value; ``FeatureLevel.coerce`` also takes strings such as ``"3_0"``.
+    {parameters}
 
-    Raises
-    ------
-    ValueError
-        For a value that is not a ``DML_FEATURE_LEVEL``.
+    {raises}
 
     Examples
     --------

@@ -3,11 +3,31 @@
 from __future__ import annotations
 
 import operator
+import re
 import reprlib
 
 import numpy as np
 
 __all__ = ["BindingError", "DescriptorError", "ValidationError", "as_int", "int_tuple", "shown_value"]
+
+
+def fill_docstring(doc, texts):
+    """``doc`` with each ``{name}`` that ``texts`` holds replaced by its text, the text's lines
+    after the first indented as the line it stands on (blank lines left blank): the docstring
+    sections that several functions or classes share, written once. Here, in the module that
+    imports none of the others, so that every layer can use it."""
+
+    def text(m):
+        if m[0] not in texts:
+            return m[0]
+        line = doc[doc.rfind("\n", 0, m.start()) + 1 : m.start()]
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        return re.sub(r"\n(?=[^\n])", "\n" + indent, texts[m[0]])
+
+    return _FIELD.sub(text, doc)
+
+
+_FIELD = re.compile(r"\{[^{}\n]+\}")
 
 
 class ValidationError(ValueError):
@@ -35,13 +55,24 @@ class ValidationError(ValueError):
         super().__init__("\n".join(self.violations))
 
 
+def _violations(cls):
+    """An error class whose docstring's ``{violations}`` is its one parameter, as `ValidationError`'s
+    subclasses share it."""
+    cls.__doc__ = fill_docstring(cls.__doc__, {"{violations}": _VIOLATIONS})
+    return cls
+
+
+_VIOLATIONS = """Parameters
+----------
+violations : sequence of str
+    Every broken rule, one line each."""
+
+
+@_violations
 class DescriptorError(ValidationError):
     """A tensor or operator descriptor breaks a rule (raised at construction).
 
-    Parameters
-    ----------
-    violations : sequence of str
-        Every broken rule, one line each.
+    {violations}
 
     Examples
     --------
@@ -54,13 +85,11 @@ class DescriptorError(ValidationError):
     """
 
 
+@_violations
 class BindingError(ValidationError):
     """A binding given to ``CompiledOperator.execute`` breaks a rule (raised before launch).
 
-    Parameters
-    ----------
-    violations : sequence of str
-        Every broken rule, one line each.
+    {violations}
 
     Examples
     --------

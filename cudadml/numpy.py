@@ -49,6 +49,7 @@ from .arrays import join, slice1_batch, slice1_batch_grad, slice_grad, strided_s
 from .arrays import split as _split
 from .calls import Description, data_type
 from .enums import FeatureLevel
+from .errors import fill_docstring
 from .ops import SliceGradOperatorDesc
 from .plan import fill_pattern
 from .tensor import MAX_DIMENSIONS, BufferTensorDesc
@@ -84,6 +85,39 @@ _AS_IS_KINDS, _AS_IS_SIZES = frozenset("biufcmM"), frozenset((1, 2, 4, 8, 16))
 _WORD_SIZES = (8, 4, 2, 1)
 #: What every call of the array functions passes: any dtype's elements move as raw bits.
 _RAW = {"directml_types": False}
+
+# Docstring sections several functions share, filled in by ``_documented``.
+_SHARED = {
+    "{examples}": """Examples
+--------
+>>> import numpy as np, cudadml.numpy as cnp""",
+    "{stack raises}": """Raises
+------
+ValueError, TypeError
+    As `concatenate`; ``TypeError`` for ``tup`` that is not a sequence.""",
+    "{split axis}": """axis : int, default 0
+    The axis to split along.""",
+    "{parts}": """Returns
+-------
+list of arrays
+    The parts, in order.""",
+    "{split raises}": """IndexError, numpy.exceptions.AxisError
+    For an axis out of bounds, as NumPy.
+TypeError
+    For indices that are not integers.""",
+}
+
+
+def _documented(template=None, **fields):
+    """A decorator: the function's docstring, or ``template`` (with ``{name}``, the function's
+    name), with the sections of ``_SHARED`` and ``fields`` (``{field}``) filled in."""
+
+    def document(fn):
+        texts = {**_SHARED, "{name}": fn.__name__, **{f"{{{k}}}": v for k, v in fields.items()}}
+        fn.__doc__ = fill_docstring(fn.__doc__ if template is None else template, texts)
+        return fn
+
+    return document
 
 
 # ---- arrays and dtypes ---------------------------------------------------------------------------
@@ -253,6 +287,7 @@ def _copy(x, name):
 # ---- concatenate and stack -----------------------------------------------------------------------
 
 
+@_documented()
 def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join a sequence of arrays along an existing axis, as ``numpy.concatenate``: one launch.
 
@@ -292,9 +327,7 @@ def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind")
         that is not a sequence, an ``out`` that is not an array, a mix of NumPy and CuPy arrays,
         object dtypes.
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
+    {examples}
     >>> cnp.concatenate([np.arange(4).reshape(2, 2), np.array([[7, 8]])])
     array([[0, 1],
            [2, 3],
@@ -395,6 +428,7 @@ def _join(xs, axis, out, dtype, name):
     return out
 
 
+@_documented()
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays along a new axis, as ``numpy.stack``: one launch.
 
@@ -429,9 +463,7 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     TypeError
         For ``arrays`` that is not a sequence (a generator), and as `concatenate`.
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
+    {examples}
     >>> cnp.stack([np.arange(3), np.arange(3, 6)], axis=1)
     array([[0, 3],
            [1, 4],
@@ -464,13 +496,13 @@ def _at_least(x, ndim):
     return x[None, :, None]
 
 
-def hstack(tup, *, dtype=None, casting="same_kind"):
-    """Join arrays horizontally (along axis 1, or 0 for 1-D arrays), as ``numpy.hstack``: one launch.
+#: The docstring of ``hstack`` and ``vstack``, filled in by ``_documented``.
+_STACK_ALONG = """Join arrays {how}, as ``numpy.{name}``: one launch.
 
     Parameters
     ----------
     tup : sequence of array_like
-        The arrays; 0-dimensional ones count as 1-D.
+        The arrays; {arrays}.
     dtype : dtype, optional
         The result's dtype; inputs of another dtype are converted first with ``astype``.
     casting : {"no", "equiv", "safe", "same_kind", "unsafe"}, default "same_kind"
@@ -481,56 +513,41 @@ def hstack(tup, *, dtype=None, casting="same_kind"):
     array
         A new C-contiguous array (one ``cudadml.join``).
 
-    Raises
-    ------
-    ValueError, TypeError
-        As `concatenate`; ``TypeError`` for ``tup`` that is not a sequence.
+    {stack raises}
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
-    >>> cnp.hstack([np.array([[1], [2]]), np.array([[3, 4], [5, 6]])])
-    array([[1, 3, 4],
-           [2, 5, 6]])
+    {examples}
+    {example}
     """
+
+
+@_documented(
+    _STACK_ALONG,
+    how="horizontally (along axis 1, or 0 for 1-D arrays)",
+    arrays="0-dimensional ones count as 1-D",
+    example=""">>> cnp.hstack([np.array([[1], [2]]), np.array([[3, 4], [5, 6]])])
+array([[1, 3, 4],
+       [2, 5, 6]])""",
+)
+def hstack(tup, *, dtype=None, casting="same_kind"):
     arrays = [_at_least(x, 1) for x in _arrays(_stack_sequence(tup), "hstack")]
     axis = 0 if arrays and arrays[0].ndim == 1 else 1
     return concatenate(arrays, axis, dtype=dtype, casting=casting)
 
 
+@_documented(
+    _STACK_ALONG,
+    how="vertically (along axis 0, 1-D arrays as rows)",
+    arrays="those of fewer than 2 dimensions become rows",
+    example=""">>> cnp.vstack([np.arange(3), np.arange(3, 6)])
+array([[0, 1, 2],
+       [3, 4, 5]])""",
+)
 def vstack(tup, *, dtype=None, casting="same_kind"):
-    """Join arrays vertically (along axis 0, 1-D arrays as rows), as ``numpy.vstack``: one launch.
-
-    Parameters
-    ----------
-    tup : sequence of array_like
-        The arrays; those of fewer than 2 dimensions become rows.
-    dtype : dtype, optional
-        The result's dtype; inputs of another dtype are converted first with ``astype``.
-    casting : {"no", "equiv", "safe", "same_kind", "unsafe"}, default "same_kind"
-        What conversions of the inputs are allowed.
-
-    Returns
-    -------
-    array
-        A new C-contiguous array (one ``cudadml.join``).
-
-    Raises
-    ------
-    ValueError, TypeError
-        As `concatenate`; ``TypeError`` for ``tup`` that is not a sequence.
-
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
-    >>> cnp.vstack([np.arange(3), np.arange(3, 6)])
-    array([[0, 1, 2],
-           [3, 4, 5]])
-    """
     arrays = [_at_least(x, 2) for x in _arrays(_stack_sequence(tup), "vstack")]
     return concatenate(arrays, 0, dtype=dtype, casting=casting)
 
 
+@_documented()
 def dstack(tup):
     """Join arrays along the third axis, as ``numpy.dstack``: one launch.
 
@@ -545,14 +562,9 @@ def dstack(tup):
         A new C-contiguous array of at least 3 dimensions (one ``cudadml.join``; inputs of
         another dtype than the result's are converted first with ``astype``).
 
-    Raises
-    ------
-    ValueError, TypeError
-        As `concatenate`; ``TypeError`` for ``tup`` that is not a sequence.
+    {stack raises}
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
+    {examples}
     >>> cnp.dstack([np.array([1, 2]), np.array([3, 4])])
     array([[[1, 3],
             [2, 4]]])
@@ -561,6 +573,7 @@ def dstack(tup):
     return concatenate(arrays, 2)
 
 
+@_documented()
 def column_stack(tup):
     """Stack 1-D arrays as columns of a 2-D array, as ``numpy.column_stack``: one launch.
 
@@ -575,14 +588,9 @@ def column_stack(tup):
         A new C-contiguous 2-D array (one ``cudadml.join`` of the columns as views; inputs of
         another dtype than the result's are converted first with ``astype``).
 
-    Raises
-    ------
-    ValueError, TypeError
-        As `concatenate`; ``TypeError`` for ``tup`` that is not a sequence.
+    {stack raises}
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
+    {examples}
     >>> cnp.column_stack([np.array([1, 2, 3]), np.array([4, 5, 6])])
     array([[1, 4],
            [2, 5],
@@ -598,6 +606,7 @@ def column_stack(tup):
 # ---- split ---------------------------------------------------------------------------------------
 
 
+@_documented()
 def split(ary, indices_or_sections, axis=0):
     """Split an array into sub-arrays, as ``numpy.split``: one launch; the parts are copies.
 
@@ -612,13 +621,9 @@ def split(ary, indices_or_sections, axis=0):
     indices_or_sections : int or sequence of int
         A number of equal parts (which must divide ``ary.shape[axis]``), or the indices where
         parts start, as Python slicing reads them (negative from the end, past the end clipped).
-    axis : int, default 0
-        The axis to split along.
+    {split axis}
 
-    Returns
-    -------
-    list of arrays
-        The parts, in order.
+    {parts}
 
     Raises
     ------
@@ -627,14 +632,9 @@ def split(ary, indices_or_sections, axis=0):
         equal division").
     ZeroDivisionError
         For 0 parts, as NumPy.
-    IndexError, numpy.exceptions.AxisError
-        For an axis out of bounds, as NumPy.
-    TypeError
-        For indices that are not integers.
+    {split raises}
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
+    {examples}
     >>> cnp.split(np.arange(6), [2, 3])
     [array([0, 1]), array([2]), array([3, 4, 5])]
     """
@@ -648,6 +648,7 @@ def split(ary, indices_or_sections, axis=0):
     return _array_split(ary, indices_or_sections, axis, "split")
 
 
+@_documented()
 def array_split(ary, indices_or_sections, axis=0):
     """Split an array into sub-arrays, possibly of unequal sizes, as ``numpy.array_split``: one launch.
 
@@ -661,26 +662,17 @@ def array_split(ary, indices_or_sections, axis=0):
         The array to split.
     indices_or_sections : int or sequence of int
         A number of parts (at least 1), or the indices where parts start.
-    axis : int, default 0
-        The axis to split along.
+    {split axis}
 
-    Returns
-    -------
-    list of arrays
-        The parts, in order.
+    {parts}
 
     Raises
     ------
     ValueError
         For fewer than 1 section ("number sections must be larger than 0.").
-    IndexError, numpy.exceptions.AxisError
-        For an axis out of bounds, as NumPy.
-    TypeError
-        For indices that are not integers.
+    {split raises}
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
+    {examples}
     >>> cnp.array_split(np.arange(7), 3)
     [array([0, 1, 2]), array([3, 4]), array([5, 6])]
     """
@@ -743,15 +735,15 @@ def _parts(x, axis, windows, name):
     return parts
 
 
-def hsplit(ary, indices_or_sections):
-    """Split an array horizontally (along axis 1, or 0 for 1-D), as ``numpy.hsplit``: one launch.
+#: The docstring of ``hsplit``, ``vsplit`` and ``dsplit``, filled in by ``_documented``.
+_SPLIT_ALONG = """Split an array {how}, as ``numpy.{name}``: one launch.
 
     The parts are copies (views of one new allocation), not views of ``ary``.
 
     Parameters
     ----------
     ary : array_like
-        An array of at least 1 dimension.
+        An array of at least {dimensions}.
     indices_or_sections : int or sequence of int
         As in `split`.
 
@@ -763,82 +755,55 @@ def hsplit(ary, indices_or_sections):
     Raises
     ------
     ValueError
-        For a 0-dimensional array, and as `split`.
+        For {fewer}, and as `split`.
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
-    >>> [p.shape for p in cnp.hsplit(np.zeros((2, 6)), 3)]
-    [(2, 2), (2, 2), (2, 2)]
+    {examples}
+    {example}
     """
-    if np.ndim(ary) == 0:
-        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+
+
+def _check_ndim(ary, ndim, name):
+    """NumPy's check that ``ary`` (an array, or what ``numpy.ndim`` takes) has ``ndim`` dimensions or more."""
+    if np.ndim(ary) < ndim:
+        raise ValueError(f"{name} only works on arrays of {ndim} or more dimensions")
+
+
+@_documented(
+    _SPLIT_ALONG,
+    how="horizontally (along axis 1, or 0 for 1-D)",
+    dimensions="1 dimension",
+    fewer="a 0-dimensional array",
+    example=""">>> [p.shape for p in cnp.hsplit(np.zeros((2, 6)), 3)]
+[(2, 2), (2, 2), (2, 2)]""",
+)
+def hsplit(ary, indices_or_sections):
+    _check_ndim(ary, 1, "hsplit")
     return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
 
 
+@_documented(
+    _SPLIT_ALONG,
+    how="vertically (along axis 0)",
+    dimensions="2 dimensions",
+    fewer="fewer than 2 dimensions",
+    example=""">>> cnp.vsplit(np.arange(4).reshape(2, 2), 2)
+[array([[0, 1]]), array([[2, 3]])]""",
+)
 def vsplit(ary, indices_or_sections):
-    """Split an array vertically (along axis 0), as ``numpy.vsplit``: one launch.
-
-    The parts are copies (views of one new allocation), not views of ``ary``.
-
-    Parameters
-    ----------
-    ary : array_like
-        An array of at least 2 dimensions.
-    indices_or_sections : int or sequence of int
-        As in `split`.
-
-    Returns
-    -------
-    list of arrays
-        The parts.
-
-    Raises
-    ------
-    ValueError
-        For fewer than 2 dimensions, and as `split`.
-
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
-    >>> cnp.vsplit(np.arange(4).reshape(2, 2), 2)
-    [array([[0, 1]]), array([[2, 3]])]
-    """
-    if np.ndim(ary) < 2:
-        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    _check_ndim(ary, 2, "vsplit")
     return split(ary, indices_or_sections, 0)
 
 
+@_documented(
+    _SPLIT_ALONG,
+    how="along the third axis",
+    dimensions="3 dimensions",
+    fewer="fewer than 3 dimensions",
+    example=""">>> [p.shape for p in cnp.dsplit(np.zeros((1, 2, 4)), [1])]
+[(1, 2, 1), (1, 2, 3)]""",
+)
 def dsplit(ary, indices_or_sections):
-    """Split an array along the third axis, as ``numpy.dsplit``: one launch.
-
-    The parts are copies (views of one new allocation), not views of ``ary``.
-
-    Parameters
-    ----------
-    ary : array_like
-        An array of at least 3 dimensions.
-    indices_or_sections : int or sequence of int
-        As in `split`.
-
-    Returns
-    -------
-    list of arrays
-        The parts.
-
-    Raises
-    ------
-    ValueError
-        For fewer than 3 dimensions, and as `split`.
-
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
-    >>> [p.shape for p in cnp.dsplit(np.zeros((1, 2, 4)), [1])]
-    [(1, 2, 1), (1, 2, 3)]
-    """
-    if np.ndim(ary) < 3:
-        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    _check_ndim(ary, 3, "dsplit")
     return split(ary, indices_or_sections, 2)
 
 
@@ -871,6 +836,7 @@ def _flip_copy(m, key, name):
     return _cooked(strided_slice(_raw(m, width), key, **_RAW), m.dtype, width)
 
 
+@_documented()
 def flip(m, axis=None):
     """Reverse the order of elements along the given axes, as ``numpy.flip``: one launch.
 
@@ -896,9 +862,7 @@ def flip(m, axis=None):
     ValueError
         For an axis given twice ("repeated axis").
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
+    {examples}
     >>> cnp.flip(np.arange(6).reshape(2, 3), axis=1)
     array([[2, 1, 0],
            [5, 4, 3]])
@@ -916,71 +880,69 @@ def flip(m, axis=None):
     return _flipped(m, key, "flip")
 
 
+#: The docstring of ``fliplr`` and ``flipud``, filled in by ``_documented``.
+_FLIP_ALONG = """Reverse the order of elements along axis {axis}, as ``numpy.{name}``: one launch.
+
+    The result is a copy (one ``cudadml.strided_slice``), not a view.
+
+    Parameters
+    ----------
+    m : array_like
+        An array of at least {dimensions}.
+
+    Returns
+    -------
+    array
+        ``{key}``, copied.
+
+    Raises
+    ------
+    ValueError
+        For {fewer} ("Input must be >= {ndim}-d.").
+
+    {examples}
+    {example}
+    """
+
+
+def _flip_axis(m, axis, name):
+    """``m`` flipped along ``axis``: NumPy's check that it has that axis, then `_flipped`."""
+    m = _array(m, name)
+    if m.ndim < axis + 1:
+        raise ValueError(f"Input must be >= {axis + 1}-d.")
+    return _flipped(m, (slice(None),) * axis + (slice(None, None, -1),), name)
+
+
+@_documented(
+    _FLIP_ALONG,
+    axis="1",
+    dimensions="2 dimensions",
+    key="m[:, ::-1]",
+    fewer="fewer than 2 dimensions",
+    ndim="2",
+    example=""">>> cnp.fliplr(np.eye(2, dtype=int))
+array([[0, 1],
+       [1, 0]])""",
+)
 def fliplr(m):
-    """Reverse the order of elements along axis 1, as ``numpy.fliplr``: one launch.
-
-    The result is a copy (one ``cudadml.strided_slice``), not a view.
-
-    Parameters
-    ----------
-    m : array_like
-        An array of at least 2 dimensions.
-
-    Returns
-    -------
-    array
-        ``m[:, ::-1]``, copied.
-
-    Raises
-    ------
-    ValueError
-        For fewer than 2 dimensions ("Input must be >= 2-d.").
-
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
-    >>> cnp.fliplr(np.eye(2, dtype=int))
-    array([[0, 1],
-           [1, 0]])
-    """
-    m = _array(m, "fliplr")
-    if m.ndim < 2:
-        raise ValueError("Input must be >= 2-d.")
-    return _flipped(m, (slice(None), slice(None, None, -1)), "fliplr")
+    return _flip_axis(m, 1, "fliplr")
 
 
+@_documented(
+    _FLIP_ALONG,
+    axis="0",
+    dimensions="1 dimension",
+    key="m[::-1, ...]",
+    fewer="a 0-dimensional array",
+    ndim="1",
+    example=""">>> cnp.flipud(np.array([1, 2, 3]))
+array([3, 2, 1])""",
+)
 def flipud(m):
-    """Reverse the order of elements along axis 0, as ``numpy.flipud``: one launch.
-
-    The result is a copy (one ``cudadml.strided_slice``), not a view.
-
-    Parameters
-    ----------
-    m : array_like
-        An array of at least 1 dimension.
-
-    Returns
-    -------
-    array
-        ``m[::-1, ...]``, copied.
-
-    Raises
-    ------
-    ValueError
-        For a 0-dimensional array ("Input must be >= 1-d.").
-
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
-    >>> cnp.flipud(np.array([1, 2, 3]))
-    array([3, 2, 1])
-    """
-    m = _array(m, "flipud")
-    if m.ndim < 1:
-        raise ValueError("Input must be >= 1-d.")
-    return _flipped(m, (slice(None, None, -1),), "flipud")
+    return _flip_axis(m, 0, "flipud")
 
 
+@_documented()
 def roll(a, shift, axis=None):
     """Roll array elements along the given axes, as ``numpy.roll``: one launch.
 
@@ -1016,9 +978,7 @@ def roll(a, shift, axis=None):
     TypeError
         For a non-integer axis, or a shift ``int`` cannot read.
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
+    {examples}
     >>> cnp.roll(np.arange(5), 2)
     array([3, 4, 0, 1, 2])
     >>> cnp.roll(np.arange(6).reshape(2, 3), (1, -1), axis=(0, 1))
@@ -1186,6 +1146,7 @@ def _as_pairs(x, ndim, as_index=False):
     return np.broadcast_to(x, (ndim, 2)).tolist()
 
 
+@_documented()
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pad an array with a constant, as ``numpy.pad(..., mode="constant")``: one launch.
 
@@ -1226,9 +1187,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         For widths that are not integers, a constant the dtype cannot hold (None in an
         integer array), object dtypes.
 
-    Examples
-    --------
-    >>> import numpy as np, cudadml.numpy as cnp
+    {examples}
     >>> cnp.pad(np.array([[1, 2], [3, 4]]), 1)
     array([[0, 0, 0, 0],
            [0, 1, 2, 0],

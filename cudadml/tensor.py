@@ -11,7 +11,7 @@ from typing import SupportsIndex
 import numpy as np
 
 from .enums import TensorDataType, TensorFlags
-from .errors import DescriptorError, Violations, as_int, int_tuple
+from .errors import DescriptorError, Violations, as_int, fill_docstring, int_tuple
 from .hooks import provided
 
 __all__ = ["BufferTensorDesc", "calc_buffer_tensor_size"]
@@ -120,6 +120,20 @@ def _implied_size(span: int, data_type: TensorDataType) -> int:
     return (span * data_type.element_size + 3) & ~3
 
 
+def _layout_documented(obj):
+    """``obj`` (``calc_buffer_tensor_size``, ``BufferTensorDesc``) with its docstring's
+    ``{data_type and sizes}`` filled in: the two parameters of a layout, which both take."""
+    obj.__doc__ = fill_docstring(obj.__doc__, {"{data_type and sizes}": _LAYOUT})
+    return obj
+
+
+_LAYOUT = """data_type : TensorDataType, int or dtype
+    The element type: a ``TensorDataType``, its directml.h value, or a dtype that has one.
+sizes : sequence of int
+    1 to 8 sizes, each at least 1."""
+
+
+@_layout_documented
 def calc_buffer_tensor_size(
     data_type: TensorDataType | int | str | np.dtype,
     sizes: Sequence[SupportsIndex],
@@ -133,10 +147,7 @@ def calc_buffer_tensor_size(
 
     Parameters
     ----------
-    data_type : TensorDataType, int or dtype
-        The element type: a ``TensorDataType``, its directml.h value, or a dtype that has one.
-    sizes : sequence of int
-        1 to 8 sizes, each at least 1.
+    {data_type and sizes}
     strides : sequence of int, optional
         Element strides; packed row-major when omitted.
 
@@ -165,16 +176,14 @@ def calc_buffer_tensor_size(
     return _implied_size(span, data_type)
 
 
+@_layout_documented
 @dataclass(frozen=True, repr=False)
 class BufferTensorDesc:
     """``DML_BUFFER_TENSOR_DESC``: a tensor stored in a buffer, validated at construction.
 
     Parameters
     ----------
-    data_type : TensorDataType, int or dtype
-        The element type: a ``TensorDataType``, its directml.h value, or a dtype that has one.
-    sizes : sequence of int
-        1 to 8 sizes, each at least 1.
+    {data_type and sizes}
     strides : sequence of int, optional
         Element strides (not bytes), unsigned; 0 broadcasts, larger than packed pads.
         ``None`` means packed row-major.

@@ -225,90 +225,81 @@ def set_dividers(field, divisors) -> None:
     field["magic"], field["shift"] = zip(*(fast_division(int(d), bits) for d in divisors))
 
 
+def _struct(*fields):
+    """The dtype of a C++ struct of ``fields`` (``(name, dtype)`` or ``(name, dtype, shape)``, in
+    order), laid out as the compilers lay it out."""
+    return np.dtype(list(fields), align=True)
+
+
+#: The fields a kernel's parameters begin with (``u64 src, dst;``): where it reads and writes.
+_ADDRESSES = (("src", np.uint64), ("dst", np.uint64))
+
+
 def copy_job_dtype(index_type, rank):
     i = np.dtype(index_type)
-    return np.dtype(
-        [
-            ("src", np.uint64),
-            ("dst", np.uint64),
-            ("count", i),
-            ("row", i),
-            ("bytes", i),
-            ("src_low", i),
-            ("src_high", i),
-            ("sizes", divider_dtype(i), (rank,)),
-            ("src_strides", i, (rank,)),
-            ("dst_strides", i, (rank,)),
-        ],
-        align=True,
+    return _struct(
+        *_ADDRESSES,
+        ("count", i),
+        ("row", i),
+        ("bytes", i),
+        ("src_low", i),
+        ("src_high", i),
+        ("sizes", divider_dtype(i), (rank,)),
+        ("src_strides", i, (rank,)),
+        ("dst_strides", i, (rank,)),
     )
 
 
 def copy_batch_dtype(index_type, rank, capacity):
-    return np.dtype(
-        [
-            ("jobs", copy_job_dtype(index_type, rank), (capacity,)),
-            ("block_start", np.int32, (capacity + 1,)),
-            ("num_jobs", divider_dtype(np.int32)),
-            ("interleaved", np.int32),
-        ],
-        align=True,
+    return _struct(
+        ("jobs", copy_job_dtype(index_type, rank), (capacity,)),
+        ("block_start", np.int32, (capacity + 1,)),
+        ("num_jobs", divider_dtype(np.int32)),
+        ("interleaved", np.int32),
     )
 
 
 def grad_params_dtype(index_type, rank):
     i = np.dtype(index_type)
-    return np.dtype(
-        [
-            ("src", np.uint64),
-            ("dst", np.uint64),
-            ("fill", np.uint32, (4,)),
-            ("count", i),
-            ("inner", i),
-            ("sizes", divider_dtype(i), (rank,)),
-            ("dst_strides", i, (rank,)),
-            ("starts", i, (rank,)),
-            ("steps", divider_dtype(i), (rank,)),
-            ("counts", i, (rank,)),
-            ("src_strides", i, (rank,)),
-        ],
-        align=True,
+    return _struct(
+        *_ADDRESSES,
+        ("fill", np.uint32, (4,)),
+        ("count", i),
+        ("inner", i),
+        ("sizes", divider_dtype(i), (rank,)),
+        ("dst_strides", i, (rank,)),
+        ("starts", i, (rank,)),
+        ("steps", divider_dtype(i), (rank,)),
+        ("counts", i, (rank,)),
+        ("src_strides", i, (rank,)),
     )
 
 
 def window_params_dtype(index_type, rank):
     i = np.dtype(index_type)
-    return np.dtype(
-        [
-            ("src", np.uint64),
-            ("dst", np.uint64),
-            ("table", np.uint64),
-            ("dst_window", np.int64),
-            ("count", i),
-            ("bytes", i),
-            ("src_low", i),
-            ("src_high", i),
-            ("sizes", divider_dtype(i), (rank,)),
-            ("blocks", divider_dtype(np.int32)),
-        ],
-        align=True,
+    return _struct(
+        *_ADDRESSES,
+        ("table", np.uint64),
+        ("dst_window", np.int64),
+        ("count", i),
+        ("bytes", i),
+        ("src_low", i),
+        ("src_high", i),
+        ("sizes", divider_dtype(i), (rank,)),
+        ("blocks", divider_dtype(np.int32)),
     )
 
 
 def window_grad_params_dtype(index_type, rank):
     i = np.dtype(index_type)
-    return np.dtype(
-        [
-            ("src", np.uint64),
-            ("dst", np.uint64),
-            ("table", np.uint64),
-            ("count", i),
-            ("inner", i),
-            ("sizes", divider_dtype(i), (rank,)),
-            ("dst_strides", i, (rank,)),
-            ("windows", np.int32),
-        ],
-        align=True,
+    return _struct(
+        *_ADDRESSES,
+        ("table", np.uint64),
+        ("count", i),
+        ("inner", i),
+        ("sizes", divider_dtype(i), (rank,)),
+        ("dst_strides", i, (rank,)),
+        ("windows", np.int32),
     )
 
 
