@@ -3,8 +3,8 @@
 // Provides: element words of 1/2/4/8 bytes, put_lane and get_lane (elements in the four
 // words of a 16-byte value), store (every store to global memory goes through it), fast
 // division by run-time sizes, 16-byte loads at any address inside a byte range (load16,
-// load_run) and merged from two (merge_at),
-// and the launch shape (BLOCK threads per block).
+// load_run) and merged from two (merge_at), a thread's 16-byte chunks of a packed output
+// (store_chunks), and the launch shape (BLOCK threads per block).
 // Supplied by Python (cudadml/backends/kernels.py), as -D options: CUDADML_BLOCK, and the work
 // items per thread of each kernel family, CUDADML_ITEMS_<FAMILY> (used by that kernel alone).
 // This header is inlined textually into the .cu files that include it, so cached modules see
@@ -185,4 +185,35 @@ __device__ __forceinline__ uint4 merge_at(uint4 a, uint4 b, int n) {
     }
     return make_uint4((a.x & m[0]) | (b.x & ~m[0]), (a.y & m[1]) | (b.y & ~m[1]), (a.z & m[2]) | (b.z & ~m[2]),
                       (a.w & m[3]) | (b.w & ~m[3]));
+}
+
+// The work items base + k * BLOCK (k < ITEMS) of a thread, below count, each a chunk of a packed
+// output of `bytes` bytes that starts head bytes past the 16-byte-aligned first_chunk: chunk c
+// is the c-th 16-byte-aligned block of addresses from first_chunk on, cut to the output (the
+// host gives ceil(bytes / 16) + 1 chunks, enough for any alignment, so the last may be empty).
+// For each chunk that is not empty, output bytes [lo, hi), chunk(lo, hi, value, full) either
+// puts its 16 bytes in value and sets full, or stores them itself. The full chunks are stored
+// after every item's loads, so ITEMS chunks are in flight at once. chunk is a lambda marked
+// __attribute__((always_inline)), so that it is inlined as a __forceinline__ function is; count
+// and bytes are read where they lie (the kernel's parameters).
+template <int ITEMS, typename I, typename Chunk>
+__device__ __forceinline__ void store_chunks(unsigned char* first_chunk, I head, I base, const I& count, const I& bytes,
+                                             Chunk&& chunk) {
+    uint4 value[ITEMS];
+    bool full[ITEMS];
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        full[k] = false;
+        const I idx = base + (I)k * CUDADML_BLOCK;
+        if (idx >= count) continue;
+        const I start = idx * 16 - head;  // output byte offset of the chunk's first byte
+        const I lo = start < 0 ? 0 : start;
+        const I hi = start + 16 > bytes ? bytes : start + 16;
+        if (lo >= hi) continue;
+        chunk(lo, hi, value[k], full[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        if (full[k]) store(reinterpret_cast<uint4*>(first_chunk + 16 * (base + (I)k * CUDADML_BLOCK)), value[k]);
+    }
 }

@@ -86,6 +86,18 @@ __device__ __forceinline__ const CopyJob<I, R>* first_item(const CopyBatch<I, R,
     return &batch.jobs[j];
 }
 
+// Every gather kernel: this thread's job and its first work item (first_item), moved by the
+// family's Copy::run<E, ITEMS>(job, base), ITEMS being the family's CUDADML_ITEMS_<FAMILY>
+// (ONE) for one job and CUDADML_ITEMS_COPY_BATCH for a batch.
+template <typename Copy, int E, int ONE, typename I, int R, int J>
+__device__ __forceinline__ void gather(const CopyBatch<I, R, J>& batch) {
+    constexpr int ITEMS = J == 1 ? ONE : CUDADML_ITEMS_COPY_BATCH;
+    I base;
+    const CopyJob<I, R>* work = first_item<ITEMS>(batch, base);
+    if (work == nullptr) return;
+    Copy::template run<E, ITEMS>(*work, base);
+}
+
 // Offsets of work item idx in the job's box; returns its innermost coordinate.
 template <typename I, int R>
 __device__ __forceinline__ I locate(const CopyJob<I, R>& job, I idx, I& src, I& dst) {
@@ -102,95 +114,97 @@ __device__ __forceinline__ I locate(const CopyJob<I, R>& job, I idx, I& src, I& 
 
 // The work of gather_elements (V = 1: an item is one element) and gather_lanes (an item is V
 // elements, the job's row and bytes apart in the source and destination).
-template <int E, int ITEMS, int V, typename I, int R, int J>
-__device__ __forceinline__ void move_items(const CopyBatch<I, R, J>& batch) {
-    typedef typename Word<E>::type W;
-    I base;
-    const CopyJob<I, R>* work = first_item<ITEMS>(batch, base);
-    if (work == nullptr) return;
-    const CopyJob<I, R>& job = *work;
-    const W* src = reinterpret_cast<const W*>(job.src);
-    W* dst = reinterpret_cast<W*>(job.dst);
-    const I src_lane = V > 1 ? job.row : 0;
-    const I dst_lane = V > 1 ? job.bytes : 0;
-    W value[ITEMS][V];
-    I target[ITEMS];
-    // All loads before any store, so ITEMS * V reads are in flight at once.
+template <int V>
+struct MoveItems {
+    template <int E, int ITEMS, typename I, int R>
+    static __device__ __forceinline__ void run(const CopyJob<I, R>& job, I base) {
+        typedef typename Word<E>::type W;
+        const W* src = reinterpret_cast<const W*>(job.src);
+        W* dst = reinterpret_cast<W*>(job.dst);
+        const I src_lane = V > 1 ? job.row : 0;
+        const I dst_lane = V > 1 ? job.bytes : 0;
+        W value[ITEMS][V];
+        I target[ITEMS];
+        // All loads before any store, so ITEMS * V reads are in flight at once.
 #pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        const I idx = base + (I)k * CUDADML_BLOCK;
-        if (idx < job.count) {
-            I s;
-            locate(job, idx, s, target[k]);
+        for (int k = 0; k < ITEMS; ++k) {
+            const I idx = base + (I)k * CUDADML_BLOCK;
+            if (idx < job.count) {
+                I s;
+                locate(job, idx, s, target[k]);
 #pragma unroll
-            for (int v = 0; v < V; ++v) value[k][v] = __ldg(src + s + (I)v * src_lane);
+                for (int v = 0; v < V; ++v) value[k][v] = __ldg(src + s + (I)v * src_lane);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            if (base + (I)k * CUDADML_BLOCK < job.count) {
+#pragma unroll
+                for (int v = 0; v < V; ++v) store(dst + target[k] + (I)v * dst_lane, value[k][v]);
+            }
         }
     }
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        if (base + (I)k * CUDADML_BLOCK < job.count) {
-#pragma unroll
-            for (int v = 0; v < V; ++v) store(dst + target[k] + (I)v * dst_lane, value[k][v]);
-        }
-    }
-}
+};
 
 template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_elements(const __grid_constant__ CopyBatch<I, R, J> batch) {
-    move_items<E, J == 1 ? CUDADML_ITEMS_GATHER_ELEMENTS : CUDADML_ITEMS_COPY_BATCH, 1>(batch);
+    gather<MoveItems<1>, E, CUDADML_ITEMS_GATHER_ELEMENTS>(batch);
 }
+
+// The work of gather_rows.
+struct CopyRows {
+    template <int E, int ITEMS, typename I, int R>
+    static __device__ __forceinline__ void run(const CopyJob<I, R>& job, I base) {
+        typedef typename Word<E>::type W;
+        const I row_bytes = job.row * (I)E;
+        uint4 value[ITEMS];
+        uint4* target[ITEMS];
+        // Full chunks: every load before any store, so ITEMS reads are in flight at once.
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            target[k] = nullptr;
+            const I idx = base + (I)k * CUDADML_BLOCK;
+            if (idx >= job.count) continue;
+            I s, d;
+            const I chunk = locate(job, idx, s, d);
+            const unsigned char* src_row = reinterpret_cast<const unsigned char*>(job.src) + s * (I)E;
+            unsigned char* dst_row = reinterpret_cast<unsigned char*>(job.dst) + d * (I)E;
+            // Chunk c is the c-th 16-byte-aligned block of output addresses from the row's
+            // first one, cut to the row; the host gives each row ceil(bytes/16) + 1 chunks,
+            // enough for any alignment, so some chunks are empty.
+            const u64 row_start = reinterpret_cast<u64>(dst_row);
+            const u64 row_end = row_start + (u64)row_bytes;
+            u64 lo = (row_start & ~(u64)15) + 16 * (u64)chunk;
+            u64 hi = lo + 16;
+            if (lo < row_start) lo = row_start;
+            if (hi > row_end) hi = row_end;
+            if (lo >= hi) continue;
+            const unsigned char* from = src_row + (lo - row_start);
+            if (hi - lo == 16) {
+                value[k] = load16(from, src_row, src_row + row_bytes);
+                target[k] = reinterpret_cast<uint4*>(lo);
+            } else {
+                // A partial chunk at a row end: element by element (both ends are element-aligned).
+                for (u64 a = lo; a < hi; a += E) {
+                    // The load before the store's address, as an assignment orders them: the same
+                    // code as `*(W*)a = __ldg(...)` (function arguments would be unsequenced).
+                    const W v = __ldg(reinterpret_cast<const W*>(from + (a - lo)));
+                    store(reinterpret_cast<W*>(a), v);
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            if (target[k] != nullptr) store(target[k], value[k]);
+        }
+    }
+};
 
 template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_rows(const __grid_constant__ CopyBatch<I, R, J> batch) {
-    constexpr int ITEMS = J == 1 ? CUDADML_ITEMS_GATHER_ROWS : CUDADML_ITEMS_COPY_BATCH;
-    typedef typename Word<E>::type W;
-    I base;
-    const CopyJob<I, R>* work = first_item<ITEMS>(batch, base);
-    if (work == nullptr) return;
-    const CopyJob<I, R>& job = *work;
-    const I row_bytes = job.row * (I)E;
-    uint4 value[ITEMS];
-    uint4* target[ITEMS];
-    // Full chunks: every load before any store, so ITEMS reads are in flight at once.
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        target[k] = nullptr;
-        const I idx = base + (I)k * CUDADML_BLOCK;
-        if (idx >= job.count) continue;
-        I s, d;
-        const I chunk = locate(job, idx, s, d);
-        const unsigned char* src_row = reinterpret_cast<const unsigned char*>(job.src) + s * (I)E;
-        unsigned char* dst_row = reinterpret_cast<unsigned char*>(job.dst) + d * (I)E;
-        // Chunk c is the c-th 16-byte-aligned block of output addresses from the row's
-        // first one, cut to the row; the host gives each row ceil(bytes/16) + 1 chunks,
-        // enough for any alignment, so some chunks are empty.
-        const u64 row_start = reinterpret_cast<u64>(dst_row);
-        const u64 row_end = row_start + (u64)row_bytes;
-        u64 lo = (row_start & ~(u64)15) + 16 * (u64)chunk;
-        u64 hi = lo + 16;
-        if (lo < row_start) lo = row_start;
-        if (hi > row_end) hi = row_end;
-        if (lo >= hi) continue;
-        const unsigned char* from = src_row + (lo - row_start);
-        if (hi - lo == 16) {
-            value[k] = load16(from, src_row, src_row + row_bytes);
-            target[k] = reinterpret_cast<uint4*>(lo);
-        } else {
-            // A partial chunk at a row end: element by element (both ends are element-aligned).
-            for (u64 a = lo; a < hi; a += E) {
-                // The load before the store's address, as an assignment orders them: the same
-                // code as `*(W*)a = __ldg(...)` (function arguments would be unsequenced).
-                const W v = __ldg(reinterpret_cast<const W*>(from + (a - lo)));
-                store(reinterpret_cast<W*>(a), v);
-            }
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        if (target[k] != nullptr) store(target[k], value[k]);
-    }
+    gather<CopyRows, E, CUDADML_ITEMS_GATHER_ROWS>(batch);
 }
 
 // Element offset in the input of the first element of row r (rows over sizes[0 .. R-2]).
@@ -217,69 +231,56 @@ __device__ __forceinline__ I row_sources(const CopyJob<I, R>& job, I r, I& next)
     return s;
 }
 
+// The work of gather_flat: the job's output is packed, its chunks as store_chunks cuts them
+// (the host gives each job ceil(bytes / 16) + 1).
+struct CopyFlat {
+    template <int E, int ITEMS, typename I, int R>
+    static __device__ __forceinline__ void run(const CopyJob<I, R>& job, I base) {
+        typedef typename Word<E>::type W;
+        const unsigned char* src = reinterpret_cast<const unsigned char*>(job.src);
+        const unsigned char* lo_bound = src + job.src_low;
+        const unsigned char* hi_bound = src + job.src_high;
+        const Divider<I>& row_bytes = job.sizes[R - 1];
+        const I head = (I)(job.dst & 15);
+        unsigned char* first_chunk = reinterpret_cast<unsigned char*>(job.dst - (u64)head);
+        const auto chunk = [&](I lo, I hi, uint4& value, bool& full) __attribute__((always_inline)) {
+            if (hi - lo == 16) {
+                // Bytes [0, n) from row r, the rest from row r + 1 (rows are at least 16 bytes).
+                I w;
+                const I r = row_bytes.divmod(lo, w);
+                const int n = row_bytes.d - w < 16 ? (int)(row_bytes.d - w) : 16;
+                I next;
+                const unsigned char* p = src + row_sources(job, r, next) * (I)E + w;
+                value = load_run<E>(p, lo_bound, hi_bound, 0, n);
+                if (n < 16) {
+                    // Where the chunk's byte 0 would be if row r + 1 began n bytes earlier.
+                    const unsigned char* q = src + next * (I)E - n;
+                    value = merge_at(value, load_run<E>(q, lo_bound, hi_bound, n, 16), n);
+                }
+                full = true;
+            } else {
+                // A partial chunk at an end of the output: element by element.
+                for (I a = lo; a < hi; a += E) {
+                    I w;
+                    const I r = row_bytes.divmod(a, w);
+                    // The load before the store's address, as an assignment orders them.
+                    const W v = __ldg(reinterpret_cast<const W*>(src + row_source(job, r) * (I)E + w));
+                    store(reinterpret_cast<W*>(first_chunk + head + a), v);
+                }
+            }
+        };
+        store_chunks<ITEMS>(first_chunk, head, base, job.count, job.bytes, chunk);
+    }
+};
+
 template <int E, typename I, int R, int J>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_flat(const __grid_constant__ CopyBatch<I, R, J> batch) {
-    constexpr int ITEMS = J == 1 ? CUDADML_ITEMS_GATHER_FLAT : CUDADML_ITEMS_COPY_BATCH;
-    typedef typename Word<E>::type W;
-    I base;
-    const CopyJob<I, R>* work = first_item<ITEMS>(batch, base);
-    if (work == nullptr) return;
-    const CopyJob<I, R>& job = *work;
-    const unsigned char* src = reinterpret_cast<const unsigned char*>(job.src);
-    const unsigned char* lo_bound = src + job.src_low;
-    const unsigned char* hi_bound = src + job.src_high;
-    const Divider<I>& row_bytes = job.sizes[R - 1];
-    // Chunk c is the c-th 16-byte-aligned block of addresses from the output's first one,
-    // cut to the output; the host gives each job ceil(bytes / 16) + 1 chunks, enough for any
-    // alignment of the output, so the last may be empty.
-    const I head = (I)(job.dst & 15);
-    unsigned char* first_chunk = reinterpret_cast<unsigned char*>(job.dst - (u64)head);
-    uint4 value[ITEMS];
-    bool full[ITEMS];
-    // Full chunks: every load before any store, so ITEMS chunks are in flight at once.
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        full[k] = false;
-        const I idx = base + (I)k * CUDADML_BLOCK;
-        if (idx >= job.count) continue;
-        const I start = idx * 16 - head;  // output byte offset of the chunk's first byte
-        const I lo = start < 0 ? 0 : start;
-        const I hi = start + 16 > job.bytes ? job.bytes : start + 16;
-        if (lo >= hi) continue;
-        if (hi - lo == 16) {
-            // Bytes [0, n) from row r, the rest from row r + 1 (rows are at least 16 bytes).
-            I w;
-            const I r = row_bytes.divmod(lo, w);
-            const int n = row_bytes.d - w < 16 ? (int)(row_bytes.d - w) : 16;
-            I next;
-            const unsigned char* p = src + row_sources(job, r, next) * (I)E + w;
-            value[k] = load_run<E>(p, lo_bound, hi_bound, 0, n);
-            if (n < 16) {
-                // Where the chunk's byte 0 would be if row r + 1 began n bytes earlier.
-                const unsigned char* q = src + next * (I)E - n;
-                value[k] = merge_at(value[k], load_run<E>(q, lo_bound, hi_bound, n, 16), n);
-            }
-            full[k] = true;
-        } else {
-            // A partial chunk at an end of the output: element by element.
-            for (I a = lo; a < hi; a += E) {
-                I w;
-                const I r = row_bytes.divmod(a, w);
-                // The load before the store's address, as an assignment orders them.
-                const W v = __ldg(reinterpret_cast<const W*>(src + row_source(job, r) * (I)E + w));
-                store(reinterpret_cast<W*>(first_chunk + head + a), v);
-            }
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        if (full[k]) store(reinterpret_cast<uint4*>(first_chunk + 16 * (base + (I)k * CUDADML_BLOCK)), value[k]);
-    }
+    gather<CopyFlat, E, CUDADML_ITEMS_GATHER_FLAT>(batch);
 }
 
 template <int E, typename I, int R, int J, int V>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 gather_lanes(const __grid_constant__ CopyBatch<I, R, J> batch) {
-    move_items<E, J == 1 ? CUDADML_ITEMS_GATHER_LANES : CUDADML_ITEMS_COPY_BATCH, V>(batch);
+    gather<MoveItems<V>, E, CUDADML_ITEMS_GATHER_LANES>(batch);
 }

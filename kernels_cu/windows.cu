@@ -107,26 +107,14 @@ gather_windows(const __grid_constant__ WindowParams<I, R> p) {
     // Rows of 16 bytes or more read forwards or backwards: each full chunk takes its bytes from
     // at most two rows, loaded 16 at a time. Others go element by element.
     const bool runs = row_bytes.d >= 16 && (inner == 1 || inner == -1);
-    // Chunk c is the c-th 16-byte-aligned block of addresses from the window's first output
-    // byte on, cut to the window's output; the host gives ceil(bytes / 16) + 1 chunks, enough
-    // for any alignment, so the last may be empty.
+    // The window's output is packed, its chunks as store_chunks cuts them (the host gives
+    // ceil(bytes / 16) + 1 per window).
     const u64 dst = p.dst + (u64)(n * p.dst_window * E);
     const I head = (I)(dst & 15);
     unsigned char* first_chunk = reinterpret_cast<unsigned char*>(dst - (u64)head);
     constexpr int ITEMS = CUDADML_ITEMS_GATHER_WINDOWS;
     const I base = (I)local * (CUDADML_BLOCK * ITEMS) + (I)threadIdx.x;
-    uint4 value[ITEMS];
-    bool full[ITEMS];
-    // Full chunks: every load before any store, so ITEMS chunks are in flight at once.
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        full[k] = false;
-        const I idx = base + (I)k * CUDADML_BLOCK;
-        if (idx >= p.count) continue;
-        const I start = idx * 16 - head;  // output byte offset of the chunk's first byte
-        const I lo = start < 0 ? 0 : start;
-        const I hi = start + 16 > p.bytes ? p.bytes : start + 16;
-        if (lo >= hi) continue;
+    const auto chunk = [&](I lo, I hi, uint4& value, bool& full) __attribute__((always_inline)) {
         if (runs && hi - lo == 16) {
             // Bytes [0, m) from row r, the rest from row r + 1.
             I w;
@@ -135,18 +123,18 @@ gather_windows(const __grid_constant__ WindowParams<I, R> p) {
             I next;
             const I s = window_rows<I, R>(p.sizes, strides, r, next);
             if (inner == 1) {
-                value[k] = load_run<E>(src + s * (I)E + w, lo_bound, hi_bound, 0, m);
+                value = load_run<E>(src + s * (I)E + w, lo_bound, hi_bound, 0, m);
                 if (m < 16) {  // where byte 0 would be if row r + 1 began m bytes earlier
-                    value[k] = merge_at(value[k], load_run<E>(src + next * (I)E - m, lo_bound, hi_bound, m, 16), m);
+                    value = merge_at(value, load_run<E>(src + next * (I)E - m, lo_bound, hi_bound, m, 16), m);
                 }
             } else {  // output byte w of row r is read at s - w / E elements
-                value[k] = load_reversed<E>(src + (s * (I)E - w), lo_bound, hi_bound, 0, m);
+                value = load_reversed<E>(src + (s * (I)E - w), lo_bound, hi_bound, 0, m);
                 if (m < 16) {
                     const unsigned char* q = src + (next * (I)E + m);
-                    value[k] = merge_at(value[k], load_reversed<E>(q, lo_bound, hi_bound, m, 16), m);
+                    value = merge_at(value, load_reversed<E>(q, lo_bound, hi_bound, m, 16), m);
                 }
             }
-            full[k] = true;
+            full = true;
         } else {
             // A partial chunk at an end of the window's output, or short or stepped rows.
             for (I a = lo; a < hi; a += E) {
@@ -158,11 +146,8 @@ gather_windows(const __grid_constant__ WindowParams<I, R> p) {
                 store(reinterpret_cast<W*>(first_chunk + head + a), v);
             }
         }
-    }
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        if (full[k]) store(reinterpret_cast<uint4*>(first_chunk + 16 * (base + (I)k * CUDADML_BLOCK)), value[k]);
-    }
+    };
+    store_chunks<ITEMS>(first_chunk, head, base, p.count, p.bytes, chunk);
 }
 
 // ---- the gradient ----------------------------------------------------------------------------
