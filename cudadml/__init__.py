@@ -41,7 +41,7 @@ list, never in a circle (``tests/test_layers.py`` checks it):
   self-check).
 """
 
-from . import arrays
+from . import arrays, graph
 from .adapters import register_adapter
 from .arrays import *  # noqa: F403 (the array functions: arrays.__all__)
 from .backends import use_host_backend
@@ -51,7 +51,7 @@ from .display import explain
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import BindingError, DescriptorError, ValidationError
 from .fuse import fuse
-from .graph import GraphDesc, GraphError, GraphInputEdge, GraphIntermediateEdge, GraphNode, GraphOutputEdge
+from .graph import *  # noqa: F403 (the graphs: graph.__all__)
 from .ops import (
     JoinOperatorDesc,
     Slice1OperatorDesc,
@@ -91,12 +91,6 @@ __all__ = [
     "CompiledOperator",
     "DescriptorError",
     "FeatureLevel",
-    "GraphDesc",
-    "GraphError",
-    "GraphInputEdge",
-    "GraphIntermediateEdge",
-    "GraphNode",
-    "GraphOutputEdge",
     "JoinOperatorDesc",
     "Slice1OperatorDesc",
     "SliceGradOperatorDesc",
@@ -115,8 +109,8 @@ __all__ = [
     "register_adapter",
     "use_host_backend",
 ]
-__all__ += arrays.__all__
-__all__.sort()  # the array functions in their places
+__all__ += arrays.__all__ + graph.__all__
+__all__.sort()  # the array functions and the graphs in their places
 
 #: Submodules that are part of the public interface, loaded on first use (``cd.numpy``, ``cd.onnx``).
 _PUBLIC_SUBMODULES = ("numpy", "testing", "onnx")

@@ -121,6 +121,15 @@ def ranked(name, shape, argument="x", verb="slice"):
     return shape
 
 
+def rank_by_name(name, shape, positional, argument="x") -> int:
+    """The rank of a call's array ``argument`` of ``shape``, the call's other arguments taken by
+    name: ``TypeError`` for any given by position (``positional``, as ``messages.positional``
+    words it), ``ValueError`` for a 0-dimensional array."""
+    if positional:
+        raise messages.positional(name, positional)
+    return len(ranked(name, shape, argument))
+
+
 def data_type(dtype, directml_types: bool, where: str | None = None) -> TensorDataType:
     """The tensor data type that moves ``dtype``'s elements (``where``: the array's dtype as
     the call names it, ``slice: x.dtype``, for messages)."""
@@ -225,6 +234,63 @@ def stand_in(role, empty):
         raise DescriptorError(kept or e.violations) from None
     finally:
         SPAN_RULE.reset(token)
+
+
+def window_desc(desc, data_type, tensors, source, window, feature_level, empty=None):
+    """The descriptor of a call of a window (SLICE's, SLICE1's, SLICE_GRAD's):
+    ``desc(*tensors, *window, feature_level=)``, its tensors given as ``(role, sizes)`` in the
+    descriptor's order, the window ``(offsets, sizes, strides)`` lying in ``tensors[source]``.
+
+    ``empty``: per dimension, whether the call moves nothing there (None: it moves something
+    everywhere). An empty call has no descriptor (DirectML tensors cannot be empty) and gets
+    None, its rules checked all the same on a stand-in (``stand_in``): the window at least 1
+    and ``tensors[source]`` made room for it along the empty dimensions, every other tensor's
+    zero sizes made 1; the array ``tensors[source]`` stands for keeps its own rules."""
+    if empty is None:
+        return desc(
+            *(call_tensor(data_type, sizes, role) for role, sizes in tensors), *window, feature_level=feature_level
+        )
+    offsets, sizes, strides = window
+    sizes = tuple(z or 1 if e else z for z, e in zip(sizes, empty))
+    role, bounds = tensors[source]
+    call_tensor(data_type, filled_sizes(bounds), role)  # the array's own rules
+    with stand_in(role, empty):
+        desc(
+            *(
+                call_tensor(data_type, room_for(s, offsets, sizes, empty) if k == source else filled_sizes(s), r)
+                for k, (r, s) in enumerate(tensors)
+            ),
+            offsets,
+            sizes,
+            strides,
+            feature_level=feature_level,
+        )
+    return None
+
+
+# The ``axis_map`` of the calls of a window (SLICE's, SLICE1's, SLICE_GRAD's), whose result has
+# the axes of the array the window lies in: a property their classes share.
+@property
+def same_axes(self):
+    """Per input axis, the result axis it becomes: the same one."""
+    return tuple(range(len(self.offsets)))
+
+
+def widened(operation, size, *also, last=False):
+    """``operation``, a call of a window (``offsets``, ``sizes``, ``strides``), with one more
+    axis of ``size`` elements taken whole: first (a batch, for ``vmap``) or ``last`` (the two
+    words of a 16-byte element, for ``words``). ``also``: its other fields of one entry per
+    axis, which take ``size`` there too."""
+
+    def add(values, value):
+        return (*values, value) if last else (value, *values)
+
+    return operation._replace(
+        offsets=add(operation.offsets, 0),
+        sizes=add(operation.sizes, size),
+        strides=add(operation.strides, 1),
+        **{field: add(getattr(operation, field), size) for field in also},
+    )
 
 
 def window_fields(offsets, sizes, strides):

@@ -13,21 +13,28 @@ __all__ = ["BindingError", "DescriptorError", "ValidationError", "as_int", "int_
 
 def fill_docstring(doc, texts):
     """``doc`` with each ``{name}`` that ``texts`` holds replaced by its text, the text's lines
-    after the first indented as the line it stands on (blank lines left blank): the docstring
-    sections that several functions or classes share, written once. Here, in the module that
-    imports none of the others, so that every layer can use it."""
+    after the first indented as the line it stands on (blank lines left blank; on the summary
+    line, which follows the quotes, as the docstring's body): the docstring sections that
+    several functions or classes share, written once. Here, in the module that imports none of
+    the others, so that every layer can use it."""
 
     def text(m):
         if m[0] not in texts:
             return m[0]
-        line = doc[doc.rfind("\n", 0, m.start()) + 1 : m.start()]
-        indent = line[: len(line) - len(line.lstrip(" "))]
+        start = doc.rfind("\n", 0, m.start()) + 1
+        if start:
+            line = doc[start : m.start()]
+            indent = line[: len(line) - len(line.lstrip(" "))]
+        else:
+            body = _BODY.search(doc)
+            indent = body[1] if body else ""
         return re.sub(r"\n(?=[^\n])", "\n" + indent, texts[m[0]])
 
     return _FIELD.sub(text, doc)
 
 
 _FIELD = re.compile(r"\{[^{}\n]+\}")
+_BODY = re.compile(r"\n( *)\S")  # a docstring's first line after the summary, and its indentation
 
 
 class ValidationError(ValueError):

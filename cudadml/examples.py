@@ -35,58 +35,69 @@ class Example:
     expected: tuple[np.ndarray, ...]
 
 
-_GRID = _a(range(1, 17), (1, 1, 4, 4))  # the 4x4 input of the SLICE and SLICE1 pages
-_SPLIT_IN = _a(range(1, 13), (1, 1, 6, 2))
+def _example(name, desc, inputs, expected):
+    """The ``Example`` of ``desc`` whose input and expected output arrays hold the values
+    ``inputs`` and ``expected`` (one sequence each), each of its tensor's sizes."""
+
+    def arrays(values, tensors):
+        return tuple(_a(v, t.sizes) for v, t in zip(values, tensors, strict=True))
+
+    return Example(name, desc, arrays(inputs, desc.input_tensors), arrays(expected, desc.output_tensors))
+
+
+_GRID = range(1, 17)  # the 4x4 input of the SLICE and SLICE1 pages
+_SPLIT_IN = range(1, 13)
+_PARTS = ([1, 2, 3, 4], [5, 6], [7, 8, 9, 10, 11, 12])  # SPLIT example 1's, which JOIN joins
 # SLICE_GRAD's page uses letters: a..p become 1..16, so [[a, c], [i, k]] is [[1, 3], [9, 11]].
-_GRAD_IN = _a([1, 3, 9, 11], (1, 1, 2, 2))
+_GRAD_IN = [1, 3, 9, 11]
 
 EXAMPLES = (
-    Example(
+    _example(
         "SLICE example 1 (contiguous)",
         SliceOperatorDesc(_t(1, 1, 4, 4), _t(1, 1, 3, 2), [0, 0, 1, 2], [1, 1, 3, 2], [1, 1, 1, 1]),
-        (_GRID,),
-        (_a([7, 8, 11, 12, 15, 16], (1, 1, 3, 2)),),
+        [_GRID],
+        [[7, 8, 11, 12, 15, 16]],
     ),
-    Example(
+    _example(
         "SLICE example 2 (strided)",
         SliceOperatorDesc(_t(1, 1, 4, 4), _t(1, 1, 2, 2), [0, 0, 1, 0], [1, 1, 2, 2], [1, 1, 2, 3]),
-        (_GRID,),
-        (_a([5, 8, 13, 16], (1, 1, 2, 2)),),
+        [_GRID],
+        [[5, 8, 13, 16]],
     ),
-    Example(
+    _example(
         "SLICE1 example 1 (positive strides)",
         Slice1OperatorDesc(_t(1, 1, 4, 4), _t(1, 1, 2, 2), [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, 2, 2]),
-        (_GRID,),
-        (_a([2, 4, 10, 12], (1, 1, 2, 2)),),
+        [_GRID],
+        [[2, 4, 10, 12]],
     ),
-    Example(
+    _example(
         "SLICE1 example 2 (negative stride)",
         Slice1OperatorDesc(_t(1, 1, 4, 4), _t(1, 1, 2, 2), [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, -2, 2]),
-        (_GRID,),
-        (_a([14, 16, 6, 8], (1, 1, 2, 2)),),
+        [_GRID],
+        [[14, 16, 6, 8]],
     ),
-    Example(
+    _example(
         "SLICE_GRAD example",
         SliceGradOperatorDesc(_t(1, 1, 2, 2), _t(1, 1, 4, 4), [0, 0, 0, 0], [1, 1, 4, 4], [1, 1, 2, 2]),
-        (_GRAD_IN,),
-        (_a([1, 0, 3, 0, 0, 0, 0, 0, 9, 0, 11, 0, 0, 0, 0, 0], (1, 1, 4, 4)),),
+        [_GRAD_IN],
+        [[1, 0, 3, 0, 0, 0, 0, 0, 9, 0, 11, 0, 0, 0, 0, 0]],
     ),
-    Example(
+    _example(
         "SPLIT example 1 (axis 2)",
         SplitOperatorDesc(_t(1, 1, 6, 2), [_t(1, 1, 2, 2), _t(1, 1, 1, 2), _t(1, 1, 3, 2)], axis=2),
-        (_SPLIT_IN,),
-        (_a([1, 2, 3, 4], (1, 1, 2, 2)), _a([5, 6], (1, 1, 1, 2)), _a([7, 8, 9, 10, 11, 12], (1, 1, 3, 2))),
+        [_SPLIT_IN],
+        _PARTS,
     ),
-    Example(
+    _example(
         "SPLIT example 2 (axis 3)",
         SplitOperatorDesc(_t(1, 1, 6, 2), [_t(1, 1, 6, 1), _t(1, 1, 6, 1)], axis=3),
-        (_SPLIT_IN,),
-        (_a([1, 3, 5, 7, 9, 11], (1, 1, 6, 1)), _a([2, 4, 6, 8, 10, 12], (1, 1, 6, 1))),
+        [_SPLIT_IN],
+        [[1, 3, 5, 7, 9, 11], [2, 4, 6, 8, 10, 12]],
     ),
-    Example(
+    _example(
         "JOIN (SPLIT example 1 inverted)",
         JoinOperatorDesc([_t(1, 1, 2, 2), _t(1, 1, 1, 2), _t(1, 1, 3, 2)], _t(1, 1, 6, 2), axis=2),
-        (_a([1, 2, 3, 4], (1, 1, 2, 2)), _a([5, 6], (1, 1, 1, 2)), _a([7, 8, 9, 10, 11, 12], (1, 1, 3, 2))),
-        (_SPLIT_IN,),
+        _PARTS,
+        [_SPLIT_IN],
     ),
 )

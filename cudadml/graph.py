@@ -23,7 +23,7 @@ from typing import Any
 
 from .bindings import Slot
 from .compiled import CompiledBatch
-from .errors import DescriptorError, Violations, as_int
+from .errors import DescriptorError, Violations, as_int, fill_docstring
 from .hooks import provided
 from .operators import OperatorDesc
 from .plan import CopyJob, CopyPlan, best_walk, merge_phases
@@ -113,7 +113,7 @@ class _Edge:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls.__doc__ = cls.__doc__.replace("{name and raises}", _EDGE_SHARED_DOC.replace("\n", "\n    "))
+        cls.__doc__ = fill_docstring(cls.__doc__, {"{name, raises and examples}": _EDGE_SHARED_DOC})
 
     def __post_init__(self):
         where = type(self).__name__
@@ -133,7 +133,11 @@ TypeError
     For an index that is not an integer (NumPy integers count by value), or a name that
     is not a str.
 ValueError
-    For a negative index."""
+    For a negative index.
+
+Examples
+--------
+>>> import cudadml as cd"""
 
 
 @dataclass(frozen=True)
@@ -148,11 +152,7 @@ class GraphInputEdge(_Edge):
         The node fed, from 0.
     to_node_input_index : int
         Which of its inputs, from 0 (its descriptor's ``input_tensors`` order).
-    {name and raises}
-
-    Examples
-    --------
-    >>> import cudadml as cd
+    {name, raises and examples}
     >>> cd.GraphInputEdge(0, 2, 1)
     GraphInputEdge(graph_input_index=0, to_node_index=2, to_node_input_index=1, name=None)
     """
@@ -175,11 +175,7 @@ class GraphOutputEdge(_Edge):
         Which of its outputs, from 0 (its descriptor's ``output_tensors`` order).
     graph_output_index : int
         The graph output it becomes, from 0.
-    {name and raises}
-
-    Examples
-    --------
-    >>> import cudadml as cd
+    {name, raises and examples}
     >>> cd.GraphOutputEdge(1, 0, 0, name="y").name
     'y'
     """
@@ -204,11 +200,7 @@ class GraphIntermediateEdge(_Edge):
         The consuming node, from 0.
     to_node_input_index : int
         Which of its inputs, from 0.
-    {name and raises}
-
-    Examples
-    --------
-    >>> import cudadml as cd
+    {name, raises and examples}
     >>> cd.GraphIntermediateEdge(0, 1, 1, 0).from_node_output_index
     1
     """

@@ -12,29 +12,33 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["overlaps_itself", "pairs_sharing_elements", "share_an_element"]
+__all__ = ["array_at", "overlaps_itself", "pairs_sharing_elements", "share_an_element"]
 
 #: Where self-overlap tests place their tensor: any address whose neighbourhood is a valid
 #: pointer range for NumPy; nothing is ever read there.
 _BASE = 1 << 56
 
 
-class _Header:
-    """An ``__array_interface__`` for NumPy to build an array header from; never read."""
+class _Interface:
+    """An ``__array_interface__`` for NumPy to build an array header from."""
 
     def __init__(self, interface):
         self.__array_interface__ = interface
 
 
+def array_at(address, shape, typestr, strides=None, *, writable=False, **more):
+    """A NumPy array of ``shape`` elements of ``typestr`` at ``address``, with byte ``strides``
+    (None: packed), through ``__array_interface__``: no copy, nothing read until it is used.
+    ``more``: the interface's other entries (``descr``, for a structured dtype)."""
+    interface = {"data": (address, not writable), "shape": tuple(shape), "typestr": typestr, "version": 3, **more}
+    if strides is not None:
+        interface["strides"] = tuple(strides)
+    return np.asarray(_Interface(interface))
+
+
 def _header(address, itemsize, shape, strides):
-    interface = {
-        "data": (address, True),
-        "shape": tuple(shape),
-        "strides": tuple(strides),
-        "typestr": f"|V{itemsize}",
-        "version": 3,
-    }
-    return np.asarray(_Header(interface))
+    """An array header of ``itemsize``-byte elements at ``address``, never read."""
+    return array_at(address, shape, f"|V{itemsize}", strides)
 
 
 def overlaps_itself(shape, strides, itemsize) -> bool:

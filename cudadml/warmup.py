@@ -117,7 +117,7 @@ def _nvrtc_jobs(names):
     device = cupy.cuda.Device().id
     groups: dict[tuple, list[str]] = {}
     for name in names:
-        if (device, name) not in kernels._compiled:
+        if not kernels.is_compiled(device, name):
             groups.setdefault(kernels.group_key(name), []).append(name)
 
     def build(group):

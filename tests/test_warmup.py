@@ -150,7 +150,7 @@ def test_precompile_for_the_gpu_loads_every_kernel_of_a_width_and_logs_nvrtc(cap
         kernels._compiled.pop((device, name), None)
     caplog.set_level(logging.INFO, logger="cudadml")
     assert cd.precompile(np.float16, backend="cuda", progress=False) == len(width_2)
-    assert all((device, name) in kernels._compiled for name in width_2)
+    assert all(kernels.is_compiled(device, name) for name in width_2)
     nvrtc = [r.getMessage() for r in caplog.records if r.name == "cudadml.backends.kernels"]
     assert len(nvrtc) == len({kernels.group_key(name) for name in width_2})
     assert all(m.startswith("NVRTC: ") and f" ready on device {device} in " in m for m in nvrtc)

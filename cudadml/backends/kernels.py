@@ -179,6 +179,11 @@ def _loader():
     return cupy
 
 
+def is_compiled(device: int, name: str) -> bool:
+    """Whether the kernel ``name`` is compiled and loaded on ``device`` in this process."""
+    return (device, name) in _compiled
+
+
 def load(name: str):
     """The kernel ``name`` on the current device, compiled on first use."""
     _loader()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..overlap import array_at
 from ..plan import CopyPlan, SliceGradPlan, WindowGradPlan, WindowPlan, grad_window_dtype
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -21,21 +22,10 @@ _GRAD_TYPES = {k: (_UNSIGNED[k % 10],) * 2 for k in (1, 2, 4, 8, 11, 12, 14, 18)
 }
 
 
-class _Interface:
-    def __init__(self, interface):
-        self.__array_interface__ = interface
-
-
 def strided_view(address, element_size, shape, strides):
     """A NumPy view of ``shape`` elements at ``address`` with signed element ``strides``."""
-    interface = {
-        "data": (address, False),
-        "shape": tuple(shape),
-        "strides": tuple([s * element_size for s in strides]),
-        "typestr": np.dtype(_UNSIGNED[element_size]).str,
-        "version": 3,
-    }
-    return np.asarray(_Interface(interface))
+    typestr = np.dtype(_UNSIGNED[element_size]).str
+    return array_at(address, shape, typestr, [s * element_size for s in strides], writable=True)
 
 
 def run(plan, inputs, outputs) -> None:
@@ -78,7 +68,8 @@ def _window_grad(plan, inputs, outputs) -> None:
     target[...] = 0
     covered = np.zeros(plan.sizes, bool)
     rank = len(plan.sizes) - plan.per_sample
-    table = np.asarray(_Interface(_table_interface(inputs[1], plan.num_windows, grad_window_dtype(rank))))
+    dtype = grad_window_dtype(rank)
+    table = array_at(inputs[1], (plan.num_windows,), f"|V{dtype.itemsize}", descr=dtype.descr)
     for n, row in enumerate(table):
         dims = row["dims"]
         dy = strided_view(inputs[0] + int(row["dy_offset"]) * in_size, in_size, dims["count"], dims["dy_stride"])
@@ -88,13 +79,3 @@ def _window_grad(plan, inputs, outputs) -> None:
         with np.errstate(all="ignore"):  # infinities and NaNs add as the kernel adds them
             target[window] = np.where(covered[window], target[window] + value, value)
         covered[window] = True
-
-
-def _table_interface(address, n, dtype):
-    return {
-        "data": (address, True),
-        "shape": (n,),
-        "typestr": f"|V{dtype.itemsize}",
-        "descr": dtype.descr,
-        "version": 3,
-    }

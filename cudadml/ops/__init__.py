@@ -9,6 +9,9 @@ pictures read (gradient, batching, chunking, picture, messages), registered as a
 (and its kernel, and its table of cases in ``tests/cases.py``).
 """
 
+import inspect
+
+from ..errors import fill_docstring
 from ..operators import REGISTRY
 from .join import Join, JoinOperatorDesc
 from .slice import Slice, SliceOperatorDesc
@@ -42,6 +45,47 @@ __all__ = [
 
 _BY_CALL = {op.call: op for op in REGISTRY.values()}
 _BY_DESC = {op.desc: op for op in REGISTRY.values() if op.desc is not None}
+
+
+# The docstring sections the operators' descriptors share beyond those ``operators`` fills in
+# (``{feature_level}``, ``{raises}``): filled in below, in each registered descriptor's docstring
+# and its methods', once every module here has registered its operator.
+_SHARED_DOC = {
+    "{examples}": """Examples
+--------
+>>> import cudadml as cd
+>>> f32 = cd.TensorDataType.FLOAT32""",
+    "{pieces}": """The local pieces of output ``port`` in terms of the node's inputs, for graphs
+(``GraphDesc.compile`` composes them): a list of ``(source, dims)`` with per dimension
+``(lo, step, count, src_lo, src_step)``, where output element ``lo + step * k`` takes
+element ``src_lo + src_step * k`` of input ``source`` (None: zero), for ``0 <= k <
+count``; the pieces tile the output exactly.""",
+    # ``pieces``' parameter, where the operator has one output (``{operator}``: its DirectML name)
+    "{pieces parameters}": """Parameters
+----------
+port : int
+    The output (0: {operator} has one).""",
+    "{pieces returns}": """Returns
+-------
+list of (int or None, tuple of (int, int, int, int, int))
+    The pieces.""",
+}
+
+
+def _fill_shared_sections():
+    """``_SHARED_DOC``'s sections filled in every registered descriptor's docstring and its methods'."""
+    for op in _BY_DESC.values():
+        texts = {
+            **_SHARED_DOC,
+            "{pieces parameters}": _SHARED_DOC["{pieces parameters}"].format(operator=op.name.upper()),
+        }
+        op.desc.__doc__ = fill_docstring(op.desc.__doc__, texts)
+        for method in vars(op.desc).values():
+            if inspect.isfunction(method) and method.__doc__:
+                method.__doc__ = fill_docstring(method.__doc__, texts)
+
+
+_fill_shared_sections()
 
 
 def of_call(operation):

@@ -13,6 +13,7 @@ from .. import calls, messages, operators
 from .. import plan as _plan
 from ..enums import FeatureLevel
 from ..tensor import BufferTensorDesc, packed_strides, tensor_text
+from .split import parts_picture
 
 
 @dataclass(frozen=True, repr=False)
@@ -33,10 +34,7 @@ class JoinOperatorDesc(operators.PartsDesc):
     ------
     {raises}
 
-    Examples
-    --------
-    >>> import cudadml as cd
-    >>> f32 = cd.TensorDataType.FLOAT32
+    {examples}
     >>> cd.JoinOperatorDesc([cd.BufferTensorDesc(f32, [1, 3]), cd.BufferTensorDesc(f32, [1, 2])],
     ...                     cd.BufferTensorDesc(f32, [1, 5]), 1).input_count
     2
@@ -55,23 +53,13 @@ class JoinOperatorDesc(operators.PartsDesc):
         return len(self.input_tensors)
 
     def pieces(self, port: int) -> list:
-        """The local pieces of output ``port`` in terms of the node's inputs, for graphs
-        (``GraphDesc.compile`` composes them): a list of ``(source, dims)`` with per dimension
-        ``(lo, step, count, src_lo, src_step)``, where output element ``lo + step * k`` takes
-        element ``src_lo + src_step * k`` of input ``source`` (None: zero), for ``0 <= k <
-        count``; the pieces tile the output exactly.
+        """{pieces}
 
         JOIN's: a piece per input, each its part of the output, element for element.
 
-        Parameters
-        ----------
-        port : int
-            The output (0: JOIN has one).
+        {pieces parameters}
 
-        Returns
-        -------
-        list of (int or None, tuple of (int, int, int, int, int))
-            The pieces.
+        {pieces returns}
         """
         pieces, start = [], 0
         for k, t in enumerate(self.input_tensors):
@@ -186,18 +174,16 @@ def _picture(kit, call=None, desc=None):
     if desc is not None:
         ins, out, axis = desc.input_tensors, desc.output_tensor, desc.axis
         title = f"{type(desc).__name__}: {len(ins)} parts along axis {axis} -> {tensor_text(out)}"
-        parts = [f"part {k}: {operators.tensors_text([t])}" for k, t in enumerate(ins)]
-        extents = [t.sizes[axis] for t in ins]
-        return kit.parts(title, out.sizes, out.effective_strides, axis, extents, parts, split=False)
+        parts = [(operators.tensors_text([t]), t.sizes) for t in ins]
+        return parts_picture(kit, title, out.sizes, out.effective_strides, axis, parts, split=False)
     shapes = [kit.shape(a, call.where) for a in call.given]
     if not shapes:
         raise ValueError(f"{Join.NAME}: needs at least one array to join")
     operation = Join.of(shapes[0], *call.arguments.values())  # as `join` calls it; describe checks the rest
     (joined,) = kit.results(operation, shapes)
     title = f"cd.{call.name}: {len(shapes)} parts along axis {call.arguments['axis']} -> {joined}"  # as given
-    parts = [f"part {k}: {s}" for k, s in enumerate(shapes)]
-    extents = [s[operation.axis] for s in shapes]
-    return kit.parts(title, joined, packed_strides(joined), operation.axis, extents, parts, split=False)
+    parts = [(s, s) for s in shapes]  # each labelled with its shape
+    return parts_picture(kit, title, joined, packed_strides(joined), operation.axis, parts, split=False)
 
 
 def _messages(op, shapes, window, given):

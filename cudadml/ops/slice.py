@@ -15,8 +15,18 @@ from ..enums import FeatureLevel
 from ..tensor import BufferTensorDesc, packed_strides
 
 
+class Gather:
+    """What the descriptors whose output reads one window of ``input_tensor``, element for
+    element, share (SLICE's and SLICE1's): given their ``windows``, one strided copy."""
+
+    def _lower(self, input_strides, output_strides):
+        return _plan.plan_slice(
+            self.input_tensor.data_type.element_size, self.windows, input_strides[0], output_strides[0]
+        )
+
+
 @dataclass(frozen=True, repr=False)
-class SliceOperatorDesc(operators.OperatorDesc):
+class SliceOperatorDesc(Gather, operators.OperatorDesc):
     """``DML_SLICE_OPERATOR_DESC``: ``Output[c] = Input[Offsets + Strides * c]``.
 
     Parameters
@@ -79,30 +89,15 @@ class SliceOperatorDesc(operators.OperatorDesc):
         return tuple(zip(self.offsets, self.strides, self.sizes))
 
     def pieces(self, port: int) -> list:
-        """The local pieces of output ``port`` in terms of the node's inputs, for graphs
-        (``GraphDesc.compile`` composes them): a list of ``(source, dims)`` with per dimension
-        ``(lo, step, count, src_lo, src_step)``, where output element ``lo + step * k`` takes
-        element ``src_lo + src_step * k`` of input ``source`` (None: zero), for ``0 <= k <
-        count``; the pieces tile the output exactly.
+        """{pieces}
 
         SLICE's is one piece: the output, element for element, from its window of the input.
 
-        Parameters
-        ----------
-        port : int
-            The output (0: SLICE has one).
+        {pieces parameters}
 
-        Returns
-        -------
-        list of (int or None, tuple of (int, int, int, int, int))
-            The pieces.
+        {pieces returns}
         """
         return [(0, tuple((0, 1, count, start, step) for start, step, count in self.windows))]
-
-    def _lower(self, input_strides, output_strides):
-        return _plan.plan_slice(
-            self.input_tensor.data_type.element_size, self.windows, input_strides[0], output_strides[0]
-        )
 
 
 class Slice(NamedTuple):
@@ -129,9 +124,7 @@ class Slice(NamedTuple):
     def of(cls, shape, positional=(), offsets=None, sizes=None, strides=None, feature_level=None, directml_types=True):
         """As ``slice(x, *positional, offsets=, sizes=, strides=)`` takes them: by name."""
         name = cls.NAME
-        if positional:
-            raise messages.positional(name, positional)
-        ndim = len(calls.ranked(name, shape))
+        ndim = calls.rank_by_name(name, shape, positional)
         offsets, sizes = calls.int_args(offsets, "offsets", name), calls.int_args(sizes, "sizes", name)
         strides = (1,) * ndim if strides is None else calls.int_args(strides, "strides", name)
         return calls.new_operation(
@@ -143,41 +136,22 @@ class Slice(NamedTuple):
         """Per input axis ``(start, step, count)``; ``axis_map``: the result axis of each."""
         return tuple((o, s if n > 1 else 1, n) for o, s, n in zip(self.offsets, self.strides, self.sizes))
 
-    @property
-    def axis_map(self):
-        """Per input axis, the result axis it becomes: the same one."""
-        return tuple(range(len(self.offsets)))
+    axis_map = calls.same_axes
 
     @calls.callers_words
     def describe(self, dtype, shapes):
-        name, (shape,), sizes = self.NAME, shapes, self.sizes
-        t = calls.type_of(self, dtype)
-        if 0 in sizes:
-            calls.check_rank(name, len(shape), Offsets=self.offsets, Sizes=sizes, Strides=self.strides)
-            filled, empty = calls.filled_sizes(sizes), [n == 0 for n in sizes]
-            calls.call_tensor(t, calls.filled_sizes(shape))  # x's own rules
-            with calls.stand_in("InputTensor", empty):
-                SliceOperatorDesc(
-                    calls.call_tensor(t, calls.room_for(shape, self.offsets, (1,) * len(shape), empty)),
-                    calls.call_tensor(t, filled, "OutputTensor"),
-                    self.offsets,
-                    filled,
-                    self.strides,
-                    feature_level=self.feature_level,
-                )
-            return calls.Description(None, (sizes,))
-        desc = SliceOperatorDesc(
-            calls.call_tensor(t, shape),
-            calls.call_tensor(t, sizes, "OutputTensor"),
-            self.offsets,
-            sizes,
-            self.strides,
-            feature_level=self.feature_level,
-        )
+        (shape,), sizes = shapes, self.sizes
+        t, empty = calls.type_of(self, dtype), None
+        if 0 in sizes:  # nothing moves; the window's rules hold all the same
+            calls.check_rank(self.NAME, len(shape), Offsets=self.offsets, Sizes=sizes, Strides=self.strides)
+            empty = [n == 0 for n in sizes]
+        tensors = (("InputTensor", shape), ("OutputTensor", sizes))
+        window = self.offsets, sizes, self.strides
+        desc = calls.window_desc(SliceOperatorDesc, t, tensors, 0, window, self.feature_level, empty)
         return calls.Description(desc, (sizes,))
 
     def words(self):
-        return self._replace(offsets=(*self.offsets, 0), sizes=(*self.sizes, 2), strides=(*self.strides, 1))
+        return calls.widened(self, 2, last=True)
 
 
 # ---- Dask: chunking ----
@@ -216,25 +190,33 @@ def _gradient(op, shapes, grads):
 
 def _batched(op, size):
     """The slice of every element of a leading batch axis of ``size``, taken whole."""
-    return op._replace(offsets=(0, *op.offsets), sizes=(size, *op.sizes), strides=(1, *op.strides))
+    return calls.widened(op, size)
 
 
 # ---- pictures and messages ----
+
+
+def gather_picture(kit, call_class, call=None, desc=None):
+    """A window read, drawn with the display's ``kit``: the cells of the array the window lies
+    in that it reads, each numbered with the output elements that read it; of a ``call`` of
+    ``call_class`` (whose operations have ``windows`` and ``axis_map``), or of a descriptor
+    ``desc`` (a ``Gather``: SLICE's, SLICE1's)."""
+    if desc is not None:
+        x = desc.input_tensor
+        title = f"{type(desc).__name__}: {operators.desc_summary(desc)}"
+        mults = packed_strides(desc.output_tensor.sizes)
+        return kit.gather(title, desc.windows, mults, x.sizes, x.effective_strides, "InputTensor")
+    operation, shape, (result,) = kit.operation(call_class, call)
+    title = f"cd.{call.name}: x {shape} -> {result}"
+    mults = kit.mults(result, operation.axis_map)
+    return kit.gather(title, operation.windows, mults, shape, packed_strides(shape), "x")
 
 
 def _picture(kit, call=None, desc=None):
     """SLICE drawn with the display's ``kit`` (``explain``): the cells of x that its window
     reads, each numbered with the output elements that read it; of a ``call`` of ``cd.slice``,
     or of a descriptor ``desc``."""
-    if desc is not None:
-        x = desc.input_tensor
-        title = f"{type(desc).__name__}: {operators.desc_summary(desc)}"
-        mults = packed_strides(desc.output_tensor.sizes)
-        return kit.gather(title, desc.windows, mults, x.sizes, x.effective_strides, "InputTensor")
-    operation, shape, (result,) = kit.operation(Slice, call)
-    title = f"cd.{call.name}: x {shape} -> {result}"
-    mults = kit.mults(result, operation.axis_map)
-    return kit.gather(title, operation.windows, mults, shape, packed_strides(shape), "x")
+    return gather_picture(kit, Slice, call, desc)
 
 
 def _messages(op, shapes, window, given):

@@ -10,14 +10,25 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .. import calls, messages, operators
-from .. import plan as _plan
 from ..enums import FeatureLevel
 from ..indexing import window_reach, window_start
-from ..tensor import BufferTensorDesc, packed_strides
+from ..tensor import BufferTensorDesc
+from .slice import Gather, gather_picture
+
+
+def window_support(introduced, any_rank):
+    """The support of SLICE1's window, which SLICE_GRAD shares from a later level: from
+    ``introduced``, 4 or 5 dimensions (1 to 8 from ``any_rank``) and the types of 1, 2 and 4
+    bytes (of 8 from 4_1)."""
+    return operators.OperatorSupport(
+        introduced,
+        ((introduced, 4, 5), (any_rank, 1, 8)),
+        ((introduced, operators.TYPES_2_1), (FeatureLevel.LEVEL_4_1, operators.TYPES_4_1)),
+    )
 
 
 @dataclass(frozen=True, repr=False)
-class Slice1OperatorDesc(operators.WindowDesc):
+class Slice1OperatorDesc(Gather, operators.WindowDesc):
     """``DML_SLICE1_OPERATOR_DESC``: a window per dimension, read forwards or backwards.
 
     ``Output[c] = Input[CopyStart + InputWindowStrides * c]``, where CopyStart is the window
@@ -42,21 +53,14 @@ class Slice1OperatorDesc(operators.WindowDesc):
     ------
     {raises}
 
-    Examples
-    --------
-    >>> import cudadml as cd
-    >>> f32 = cd.TensorDataType.FLOAT32
+    {examples}
     >>> cd.Slice1OperatorDesc(cd.BufferTensorDesc(f32, [4, 4]), cd.BufferTensorDesc(f32, [2, 2]),
     ...                       [0, 1], [4, 3], [-2, 2]).copy_start
     (3, 1)
     """
 
     NAME = "Slice1"
-    SUPPORT = operators.OperatorSupport(
-        FeatureLevel.LEVEL_2_1,
-        ((FeatureLevel.LEVEL_2_1, 4, 5), (FeatureLevel.LEVEL_3_0, 1, 8)),
-        ((FeatureLevel.LEVEL_2_1, operators.TYPES_2_1), (FeatureLevel.LEVEL_4_1, operators.TYPES_4_1)),
-    )
+    SUPPORT = window_support(FeatureLevel.LEVEL_2_1, FeatureLevel.LEVEL_3_0)
     _SOURCE = "input_tensor"
     _RESULT = "output_tensor"
     input_tensor: BufferTensorDesc = field(metadata=operators.INPUT)
@@ -67,31 +71,16 @@ class Slice1OperatorDesc(operators.WindowDesc):
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
     def pieces(self, port: int) -> list:
-        """The local pieces of output ``port`` in terms of the node's inputs, for graphs
-        (``GraphDesc.compile`` composes them): a list of ``(source, dims)`` with per dimension
-        ``(lo, step, count, src_lo, src_step)``, where output element ``lo + step * k`` takes
-        element ``src_lo + src_step * k`` of input ``source`` (None: zero), for ``0 <= k <
-        count``; the pieces tile the output exactly.
+        """{pieces}
 
         SLICE1's is one piece: the output, element for element, from its window of the input
         (read backwards along a negative stride).
 
-        Parameters
-        ----------
-        port : int
-            The output (0: SLICE1 has one).
+        {pieces parameters}
 
-        Returns
-        -------
-        list of (int or None, tuple of (int, int, int, int, int))
-            The pieces.
+        {pieces returns}
         """
         return [(0, tuple((0, 1, count, start, step) for start, step, count in self.windows))]
-
-    def _lower(self, input_strides, output_strides):
-        return _plan.plan_slice(
-            self.input_tensor.data_type.element_size, self.windows, input_strides[0], output_strides[0]
-        )
 
 
 class Slice1(NamedTuple):
@@ -131,9 +120,9 @@ class Slice1(NamedTuple):
         """As ``slice1(x, *positional, window_offsets=, window_sizes=, window_strides=,
         output_sizes=)`` takes them: the window by name."""
         name = cls.NAME
-        if positional:
-            raise messages.positional(name, positional)
-        offsets, sizes, strides = calls.window_args(name, len(calls.ranked(name, shape)), offsets, sizes, strides)
+        offsets, sizes, strides = calls.window_args(
+            name, calls.rank_by_name(name, shape, positional), offsets, sizes, strides
+        )
         if output_sizes is None:  # the reach; an empty or negative window reaches nothing
             output_sizes = tuple(window_reach(n, st) if st and n > 0 else max(n, 0) for n, st in zip(sizes, strides))
         else:
@@ -149,46 +138,21 @@ class Slice1(NamedTuple):
             for o, n, s, c in zip(self.offsets, self.sizes, self.strides, self.output_sizes)
         )
 
-    @property
-    def axis_map(self):
-        """Per input axis, the result axis it becomes: the same one."""
-        return tuple(range(len(self.offsets)))
+    axis_map = calls.same_axes
 
     @calls.callers_words
     def describe(self, dtype, shapes):
-        name, (shape,), out_sizes = self.NAME, shapes, self.output_sizes
-        window = self.offsets, self.sizes, self.strides
-        t = calls.type_of(self, dtype)
-        if 0 in out_sizes:
-            calls.check_rank(name, len(shape), **calls.window_fields(*window))
+        (shape,), out_sizes, window = shapes, self.output_sizes, (self.offsets, self.sizes, self.strides)
+        t, empty = calls.type_of(self, dtype), None
+        if 0 in out_sizes:  # nothing moves; the window's rules hold all the same
+            calls.check_rank(self.NAME, len(shape), **calls.window_fields(*window))
             empty = [n == 0 for n in out_sizes]
-            sizes = tuple(z or 1 if e else z for z, e in zip(self.sizes, empty))
-            calls.call_tensor(t, calls.filled_sizes(shape))  # x's own rules
-            with calls.stand_in("InputTensor", empty):
-                Slice1OperatorDesc(
-                    calls.call_tensor(t, calls.room_for(shape, self.offsets, sizes, empty)),
-                    calls.call_tensor(t, calls.filled_sizes(out_sizes), "OutputTensor"),
-                    self.offsets,
-                    sizes,
-                    self.strides,
-                    feature_level=self.feature_level,
-                )
-            return calls.Description(None, (out_sizes,))
-        desc = Slice1OperatorDesc(
-            calls.call_tensor(t, shape),
-            calls.call_tensor(t, out_sizes, "OutputTensor"),
-            *window,
-            feature_level=self.feature_level,
-        )
+        tensors = (("InputTensor", shape), ("OutputTensor", out_sizes))
+        desc = calls.window_desc(Slice1OperatorDesc, t, tensors, 0, window, self.feature_level, empty)
         return calls.Description(desc, (out_sizes,))
 
     def words(self):
-        return self._replace(
-            offsets=(*self.offsets, 0),
-            sizes=(*self.sizes, 2),
-            strides=(*self.strides, 1),
-            output_sizes=(*self.output_sizes, 2),
-        )
+        return calls.widened(self, 2, "output_sizes", last=True)
 
 
 # ---- Dask: chunking ----
@@ -224,8 +188,7 @@ def _gradient(op, shapes, grads):
 
 def _batched(op, size):
     """The window in every element of a leading batch axis of ``size``, taken whole."""
-    window = {"offsets": (0, *op.offsets), "sizes": (size, *op.sizes), "strides": (1, *op.strides)}
-    return op._replace(output_sizes=(size, *op.output_sizes), **window)
+    return calls.widened(op, size, "output_sizes")
 
 
 # ---- pictures and messages ----
@@ -235,15 +198,7 @@ def _picture(kit, call=None, desc=None):
     """SLICE1 drawn with the display's ``kit`` (``explain``): the cells of x that its window
     reads (backwards along a negative stride), each numbered with the output elements that read
     it; of a ``call`` of ``cd.slice1``, or of a descriptor ``desc``."""
-    if desc is not None:
-        x = desc.input_tensor
-        title = f"{type(desc).__name__}: {operators.desc_summary(desc)}"
-        mults = packed_strides(desc.output_tensor.sizes)
-        return kit.gather(title, desc.windows, mults, x.sizes, x.effective_strides, "InputTensor")
-    operation, shape, (result,) = kit.operation(Slice1, call)
-    title = f"cd.{call.name}: x {shape} -> {result}"
-    mults = kit.mults(result, operation.axis_map)
-    return kit.gather(title, operation.windows, mults, shape, packed_strides(shape), "x")
+    return gather_picture(kit, Slice1, call, desc)
 
 
 def _messages(op, shapes, window, given):

@@ -15,6 +15,7 @@ from ..enums import FeatureLevel
 from ..errors import int_tuple
 from ..indexing import window_start
 from ..tensor import BufferTensorDesc, packed_strides
+from .slice1 import window_support
 
 
 @dataclass(frozen=True, repr=False)
@@ -44,21 +45,14 @@ class SliceGradOperatorDesc(operators.WindowDesc):
     ------
     {raises}
 
-    Examples
-    --------
-    >>> import cudadml as cd
-    >>> f32 = cd.TensorDataType.FLOAT32
+    {examples}
     >>> cd.SliceGradOperatorDesc(cd.BufferTensorDesc(f32, [2, 2]), cd.BufferTensorDesc(f32, [4, 4]),
     ...                          [0, 0], [4, 4], [2, 2]).output_tensors[0].sizes
     (4, 4)
     """
 
     NAME = "SliceGrad"
-    SUPPORT = operators.OperatorSupport(
-        FeatureLevel.LEVEL_3_0,
-        ((FeatureLevel.LEVEL_3_0, 4, 5), (FeatureLevel.LEVEL_3_1, 1, 8)),
-        ((FeatureLevel.LEVEL_3_0, operators.TYPES_2_1), (FeatureLevel.LEVEL_4_1, operators.TYPES_4_1)),
-    )
+    SUPPORT = window_support(FeatureLevel.LEVEL_3_0, FeatureLevel.LEVEL_3_1)
     # The forward slice read from the tensor shaped like our output gradient.
     _SOURCE = "output_gradient_tensor"
     _RESULT = "input_gradient_tensor"
@@ -70,25 +64,15 @@ class SliceGradOperatorDesc(operators.WindowDesc):
     feature_level: FeatureLevel | None = field(default=None, kw_only=True)
 
     def pieces(self, port: int) -> list:
-        """The local pieces of output ``port`` in terms of the node's inputs, for graphs
-        (``GraphDesc.compile`` composes them): a list of ``(source, dims)`` with per dimension
-        ``(lo, step, count, src_lo, src_step)``, where output element ``lo + step * k`` takes
-        element ``src_lo + src_step * k`` of input ``source`` (None: zero), for ``0 <= k <
-        count``; the pieces tile the output exactly.
+        """{pieces}
 
         SLICE_GRAD's: the lattice the forward window read, from the input gradient (walked
         forwards, the gradient backwards along a negative stride), and zero pieces for the
         elements off it.
 
-        Parameters
-        ----------
-        port : int
-            The output (0: SLICE_GRAD has one).
+        {pieces parameters}
 
-        Returns
-        -------
-        list of (int or None, tuple of (int, int, int, int, int))
-            The pieces.
+        {pieces returns}
         """
         sizes = self.output_gradient_tensor.sizes
         lattice = []
@@ -151,9 +135,7 @@ class SliceGrad(NamedTuple):
         """As ``slice_grad(dy, input_shape, *positional, window_offsets=, window_sizes=,
         window_strides=)`` takes them: the window by name."""
         name = cls.NAME
-        if positional:
-            raise messages.positional(name, positional)
-        window = calls.window_args(name, len(calls.ranked(name, dy_shape, "dy")), offsets, sizes, strides)
+        window = calls.window_args(name, calls.rank_by_name(name, dy_shape, positional, "dy"), offsets, sizes, strides)
         input_shape = int_tuple(input_shape, "input_shape", name, shown=True)
         return calls.new_operation(cls, (input_shape, *window, *calls.options(feature_level, directml_types, cls.NAME)))
 
@@ -164,46 +146,21 @@ class SliceGrad(NamedTuple):
             for o, n, s, c in zip(self.offsets, self.sizes, self.strides, dy_shape)
         )
 
-    @property
-    def axis_map(self):
-        """Per input axis, the result axis it becomes: the same one."""
-        return tuple(range(len(self.offsets)))
+    axis_map = calls.same_axes
 
     @calls.callers_words
     def describe(self, dtype, shapes):
-        name, (dy_shape,), shape = self.NAME, shapes, self.input_shape
-        window = self.offsets, self.sizes, self.strides
-        t = calls.type_of(self, dtype)
-        if 0 in shape or 0 in dy_shape:
-            calls.check_rank(name, len(dy_shape), OutputGradientTensor=shape, **calls.window_fields(*window))
+        (dy_shape,), shape, window = shapes, self.input_shape, (self.offsets, self.sizes, self.strides)
+        t, empty = calls.type_of(self, dtype), None
+        if 0 in shape or 0 in dy_shape:  # nothing moves (a result of zeros, where it has elements)
+            calls.check_rank(self.NAME, len(dy_shape), OutputGradientTensor=shape, **calls.window_fields(*window))
             empty = [n == 0 or c == 0 for n, c in zip(shape, dy_shape)]
-            sizes = tuple(z or 1 if e else z for z, e in zip(self.sizes, empty))
-            calls.call_tensor(t, calls.filled_sizes(shape), "OutputGradientTensor")  # the result's own rules
-            with calls.stand_in("OutputGradientTensor", empty):
-                SliceGradOperatorDesc(
-                    calls.call_tensor(t, calls.filled_sizes(dy_shape), "InputGradientTensor"),
-                    calls.call_tensor(t, calls.room_for(shape, self.offsets, sizes, empty), "OutputGradientTensor"),
-                    self.offsets,
-                    sizes,
-                    self.strides,
-                    feature_level=self.feature_level,
-                )
-            return calls.Description(None, (shape,), zeros=0 not in shape)
-        desc = SliceGradOperatorDesc(
-            calls.call_tensor(t, dy_shape, "InputGradientTensor"),
-            calls.call_tensor(t, shape, "OutputGradientTensor"),
-            *window,
-            feature_level=self.feature_level,
-        )
-        return calls.Description(desc, (shape,))
+        tensors = (("InputGradientTensor", dy_shape), ("OutputGradientTensor", shape))
+        desc = calls.window_desc(SliceGradOperatorDesc, t, tensors, 1, window, self.feature_level, empty)
+        return calls.Description(desc, (shape,), zeros=desc is None and 0 not in shape)
 
     def words(self):
-        return self._replace(
-            input_shape=(*self.input_shape, 2),
-            offsets=(*self.offsets, 0),
-            sizes=(*self.sizes, 2),
-            strides=(*self.strides, 1),
-        )
+        return calls.widened(self, 2, "input_shape", last=True)
 
 
 # ---- Dask: chunking ----
@@ -234,8 +191,7 @@ def _gradient(op, shapes, grads):
 
 def _batched(op, size):
     """The window placed in every element of a leading batch axis of ``size``, taken whole."""
-    window = {"offsets": (0, *op.offsets), "sizes": (size, *op.sizes), "strides": (1, *op.strides)}
-    return op._replace(input_shape=(size, *op.input_shape), **window)
+    return calls.widened(op, size, "input_shape")
 
 
 # ---- pictures and messages ----
@@ -253,35 +209,52 @@ def _gaps(lo, step, count, size):
     return gaps
 
 
-def _picture(kit, call=None, desc=None):
-    """SLICE_GRAD drawn with the display's ``kit`` (``explain``): each cell of the result shows
-    the element of dy it receives (zeros elsewhere); of a ``call`` of ``cd.slice_grad``, or of
-    a descriptor ``desc``."""
+def scatter_picture(kit, call_class, call=None, desc=None):
+    """A gradient placed where a window read, drawn with the display's ``kit``: each cell of
+    the result shows the element of dy it receives (zeros elsewhere); of a ``call`` of
+    ``call_class`` (whose operations have ``windows_for(dy_shape)`` and ``axis_map``), or of a
+    descriptor ``desc`` (SLICE_GRAD's)."""
     if desc is not None:
         grid = desc.output_gradient_tensor
         title = f"{type(desc).__name__}: {operators.desc_summary(desc)}"
         mults = packed_strides(desc.input_gradient_tensor.sizes)
         return kit.scatter(title, desc.windows, mults, grid.sizes, grid.effective_strides, "InputGradientTensor")
-    operation, shape, (received,) = kit.operation(SliceGrad, call)
+    operation, shape, (received,) = kit.operation(call_class, call)
     title = f"cd.{call.name}: dy {shape} -> {received}"
-    mults = kit.mults(shape, operation.axis_map)  # dy is indexed as the slice's result
+    mults = kit.mults(shape, operation.axis_map)  # dy is indexed as the forward call's result
     return kit.scatter(title, operation.windows_for(shape), mults, received, packed_strides(received), "dy")
+
+
+def _picture(kit, call=None, desc=None):
+    """SLICE_GRAD drawn with the display's ``kit`` (``explain``): each cell of the result shows
+    the element of dy it receives (zeros elsewhere); of a ``call`` of ``cd.slice_grad``, or of
+    a descriptor ``desc``."""
+    return scatter_picture(kit, SliceGrad, call, desc)
+
+
+def gradient_messages(**dy) -> dict:
+    """SLICE_GRAD's names that every call of it says alike (``messages.fields``): the gradient
+    ``dy`` read (``dy``: its sizes and rank said otherwise, as ``messages.array`` takes them)
+    and the result, of ``input_shape``."""
+    return {
+        "OPERATOR": "SLICE_GRAD",
+        "FIRST": "InputGradientTensor",
+        **messages.array("InputGradientTensor", "dy", **dy),
+        **messages.derived(
+            "OutputGradientTensor",
+            **{"": "input_shape", ".Sizes[{i}]": "input_shape[{i}]", ".DimensionCount": "len(input_shape)"},
+        ),
+        **messages.bindings("dy", "out"),
+    }
 
 
 def _messages(op, shapes, window, given):
     """SLICE_GRAD's names in the words of a call of ``cd.slice_grad`` (``messages.fields``)."""
     return {
-        "OPERATOR": "SLICE_GRAD",
-        "FIRST": "InputGradientTensor",
-        **messages.array("InputGradientTensor", "dy"),
-        **messages.derived(
-            "OutputGradientTensor",
-            **{"": "input_shape", ".Sizes[{i}]": "input_shape[{i}]", ".DimensionCount": "len(input_shape)"},
-        ),
+        **gradient_messages(),
         **messages.window(*messages.WINDOW_ARGUMENTS),
         "len(OutputGradientTensor)": "len(input_shape)",
         "DimensionCount": "dy.ndim",
-        **messages.bindings("dy", "out"),
     }
 
 

@@ -40,10 +40,7 @@ class SplitOperatorDesc(operators.PartsDesc):
     ------
     {raises}
 
-    Examples
-    --------
-    >>> import cudadml as cd
-    >>> f32 = cd.TensorDataType.FLOAT32
+    {examples}
     >>> cd.SplitOperatorDesc(cd.BufferTensorDesc(f32, [6, 2]),
     ...                      [cd.BufferTensorDesc(f32, [2, 2]), cd.BufferTensorDesc(f32, [4, 2])], 0).output_count
     2
@@ -62,11 +59,7 @@ class SplitOperatorDesc(operators.PartsDesc):
         return len(self.output_tensors)
 
     def pieces(self, port: int) -> list:
-        """The local pieces of output ``port`` in terms of the node's inputs, for graphs
-        (``GraphDesc.compile`` composes them): a list of ``(source, dims)`` with per dimension
-        ``(lo, step, count, src_lo, src_step)``, where output element ``lo + step * k`` takes
-        element ``src_lo + src_step * k`` of input ``source`` (None: zero), for ``0 <= k <
-        count``; the pieces tile the output exactly.
+        """{pieces}
 
         SPLIT's is one piece: output ``port``, element for element, from its part of the input.
 
@@ -75,10 +68,7 @@ class SplitOperatorDesc(operators.PartsDesc):
         port : int
             The output, the part's index.
 
-        Returns
-        -------
-        list of (int or None, tuple of (int, int, int, int, int))
-            The pieces.
+        {pieces returns}
         """
         start = sum(t.sizes[self.axis] for t in self.output_tensors[:port])
         sizes = self.output_tensors[port].sizes
@@ -259,20 +249,26 @@ def _batched(op, size):
 # ---- pictures and messages ----
 
 
+def parts_picture(kit, title, whole, strides, axis, parts, split):
+    """SPLIT's picture (``split``) or JOIN's, drawn with the display's ``kit``: each cell of
+    the whole, of sizes ``whole`` and ``strides``, shows the part it goes to (or comes from)
+    along ``axis``; ``parts``: per part, what its label says and its sizes."""
+    labels = [f"part {k}: {said}" for k, (said, _) in enumerate(parts)]
+    return kit.parts(title, whole, strides, axis, [sizes[axis] for _, sizes in parts], labels, split=split)
+
+
 def _picture(kit, call=None, desc=None):
     """SPLIT drawn with the display's ``kit`` (``explain``): each cell of x shows the part it
     goes to; of a ``call`` of ``cd.split``, or of a descriptor ``desc``."""
     if desc is not None:
         x, outs, axis = desc.input_tensor, desc.output_tensors, desc.axis
         title = f"{type(desc).__name__}: {tensor_text(x)} -> {len(outs)} parts along axis {axis}"
-        parts = [f"part {k}: {operators.tensors_text([t])}" for k, t in enumerate(outs)]
-        extents = [t.sizes[axis] for t in outs]
-        return kit.parts(title, x.sizes, x.effective_strides, axis, extents, parts, split=True)
+        parts = [(operators.tensors_text([t]), t.sizes) for t in outs]
+        return parts_picture(kit, title, x.sizes, x.effective_strides, axis, parts, split=True)
     operation, shape, results = kit.operation(Split, call)
     title = f"cd.{call.name}: x {shape} -> {len(results)} parts along axis {call.arguments['axis']}"  # as given
-    parts = [f"part {k}: {s}" for k, s in enumerate(results)]
-    extents = [s[operation.axis] for s in results]
-    return kit.parts(title, shape, packed_strides(shape), operation.axis, extents, parts, split=True)
+    parts = [(s, s) for s in results]  # each labelled with its shape
+    return parts_picture(kit, title, shape, packed_strides(shape), operation.axis, parts, split=True)
 
 
 def _messages(op, shapes, window, given):

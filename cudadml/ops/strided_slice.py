@@ -14,9 +14,9 @@ from ..enums import FeatureLevel
 from ..errors import int_tuple, shown_value
 from ..indexing import index_key, parse_key, window_params
 from ..operators import Operator, register
-from ..tensor import packed_strides
+from .slice import gather_picture
 from .slice1 import Slice1, Slice1OperatorDesc
-from .slice_grad import SliceGrad, SliceGradOperatorDesc
+from .slice_grad import SliceGrad, SliceGradOperatorDesc, gradient_messages, scatter_picture
 
 
 class StridedSlice(NamedTuple):
@@ -127,6 +127,10 @@ class StridedSliceGrad(NamedTuple):
             cls, (input_shape, windows, result_shape, axis_map, *calls.options(feature_level, directml_types, cls.NAME))
         )
 
+    def windows_for(self, dy_shape):
+        """Per axis ``(start, step, count)``: the index's windows (``dy`` is its result)."""
+        return self.windows
+
     @calls.callers_words
     def describe(self, dtype, shapes):
         shape, result_shape = self.input_shape, self.result_shape
@@ -220,10 +224,7 @@ def _picture(kit, call=None, desc=None):
     """``x[key]`` drawn with the display's ``kit`` (``explain``): the cells of x the index
     reads, each numbered with the output elements that read it (a ``call`` of
     ``cd.strided_slice``; its descriptor is SLICE1's, drawn by SLICE1's rule)."""
-    operation, shape, (result,) = kit.operation(StridedSlice, call)
-    title = f"cd.{call.name}: x {shape} -> {result}"
-    mults = kit.mults(result, operation.axis_map)
-    return kit.gather(title, operation.windows, mults, shape, packed_strides(shape), "x")
+    return gather_picture(kit, StridedSlice, call)
 
 
 def _messages(op, shapes, window, given):
@@ -243,25 +244,15 @@ def _grad_picture(kit, call=None, desc=None):
     """The gradient of ``x[key]`` drawn with the display's ``kit`` (``explain``): each cell of
     the result shows the element of dy it receives (zeros elsewhere); a ``call`` of
     ``cd.strided_slice_grad`` (its descriptor is SLICE_GRAD's, drawn by SLICE_GRAD's rule)."""
-    operation, shape, (received,) = kit.operation(StridedSliceGrad, call)
-    title = f"cd.{call.name}: dy {shape} -> {received}"
-    mults = kit.mults(shape, operation.axis_map)  # dy is indexed as the index's result
-    return kit.scatter(title, operation.windows, mults, received, packed_strides(received), "dy")
+    return scatter_picture(kit, StridedSliceGrad, call)
 
 
 def _grad_messages(op, shapes, window, given):
     """SLICE_GRAD's names in the words of a call of ``cd.strided_slice_grad`` (``messages.fields``)."""
     return {
-        "OPERATOR": "SLICE_GRAD",
-        "FIRST": "InputGradientTensor",
-        **messages.array("InputGradientTensor", "dy", sizes="the count of key along axis {i}", ndim="len(input_shape)"),
-        **messages.derived(
-            "OutputGradientTensor",
-            **{"": "input_shape", ".Sizes[{i}]": "input_shape[{i}]", ".DimensionCount": "len(input_shape)"},
-        ),
+        **gradient_messages(sizes="the count of key along axis {i}", ndim="len(input_shape)"),
         **messages.BY_KEY,
         "DimensionCount": "len(input_shape)",
-        **messages.bindings("dy", "out"),
     }
 
 
