@@ -209,3 +209,60 @@ def test_dir_lists_the_public_names_only():
     assert listed == sorted([*cd.__all__, "__version__", "numpy", "onnx", "testing"])
     assert not {"arrays", "calls", "runner", "backends", "operators"} & set(listed)
     assert cd.numpy.concatenate is importlib.import_module("cudadml.numpy").concatenate
+
+
+# ---- one place per operator -----------------------------------------------------------------
+
+
+def _rules(op):
+    fields = ("gradient", "batched", "via", "chunked", "picture", "messages", "run")
+    return {f: getattr(op, f, None) for f in fields if getattr(op, f, None) is not None}
+
+
+def test_each_operator_is_defined_in_its_module_of_ops():
+    """Its call, its descriptor and every rule it registers come from one module of cudadml.ops,
+    and every module there registers what it defines."""
+    from cudadml import ops
+    from cudadml.operators import REGISTRY
+
+    modules = set()
+    for name, op in REGISTRY.items():
+        home = op.call.__module__
+        assert home.startswith("cudadml.ops."), name
+        modules.add(home)
+        if op.desc is not None:
+            assert op.desc.__module__ == home, (name, op.desc)
+        for field, rule in _rules(op).items():
+            assert getattr(rule, "__module__", home) == home, (name, field, rule)
+    assert modules == {f"cudadml.ops.{p.stem}" for p in pathlib.Path(ops.__file__).parent.glob("*.py")} - {
+        "cudadml.ops.__init__"
+    }
+
+
+def test_each_registered_operator_has_a_table_of_cases():
+    """The generic GPU, emulated, PyTorch and Dask tests read tests/cases.py: an operator without
+    a table would go untested."""
+    import cases
+
+    from cudadml.operators import REGISTRY
+
+    assert {op.name for op in cases.OPS} == set(REGISTRY)
+
+
+def test_no_adapter_names_an_operator():
+    """The layers below the operators find them through the registry: no module outside
+    cudadml.ops imports an operator's module or its call classes."""
+    from cudadml.operators import REGISTRY
+
+    calls = {op.call.__name__ for op in REGISTRY.values()}
+    for module in ("display", "messages", "graph", "runner", "interop.torch", "interop.dask"):
+        text = (PACKAGE / (module.replace(".", "/") + ".py")).read_text()
+        tree = ast.parse(text)
+        named = {
+            a.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module and "ops" in node.module.split(".")
+            for a in node.names
+        }
+        assert not named & calls, (module, named & calls)
+        assert not any(f"ops.{c}" in text for c in calls), module
