@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields
 from functools import cache, cached_property
 from types import MappingProxyType
 
+from . import plan as _plan
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import Violations, as_int, int_tuple
 from .hooks import provided
@@ -345,6 +346,27 @@ def check_output(v: Violations, name: str, tensor: BufferTensorDesc) -> None:
             f"{name}.Strides = {tensor.strides} with Sizes = {tensor.sizes} would make the output overlap itself "
             "(two indices reach one element)"
         )
+
+
+class GatherDesc:
+    """What the descriptors whose output reads one window of ``input_tensor``, element for
+    element, share (SLICE's and SLICE1's): given their ``windows``, one strided copy."""
+
+    def _lower(self, input_strides, output_strides):
+        return _plan.plan_slice(
+            self.input_tensor.data_type.element_size, self.windows, input_strides[0], output_strides[0]
+        )
+
+
+def window_support(introduced, any_rank):
+    """The support of SLICE1's window, which SLICE_GRAD shares from a later level: from
+    ``introduced``, 4 or 5 dimensions (1 to 8 from ``any_rank``) and the types of 1, 2 and 4
+    bytes (of 8 from 4_1)."""
+    return OperatorSupport(
+        introduced,
+        ((introduced, 4, 5), (any_rank, 1, 8)),
+        ((introduced, TYPES_2_1), (FeatureLevel.LEVEL_4_1, TYPES_4_1)),
+    )
 
 
 class WindowDesc(OperatorDesc):

@@ -10,23 +10,12 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .. import calls, messages, operators
-from .. import plan as _plan
 from ..enums import FeatureLevel
 from ..tensor import BufferTensorDesc, packed_strides
 
 
-class Gather:
-    """What the descriptors whose output reads one window of ``input_tensor``, element for
-    element, share (SLICE's and SLICE1's): given their ``windows``, one strided copy."""
-
-    def _lower(self, input_strides, output_strides):
-        return _plan.plan_slice(
-            self.input_tensor.data_type.element_size, self.windows, input_strides[0], output_strides[0]
-        )
-
-
 @dataclass(frozen=True, repr=False)
-class SliceOperatorDesc(Gather, operators.OperatorDesc):
+class SliceOperatorDesc(operators.GatherDesc, operators.OperatorDesc):
     """``DML_SLICE_OPERATOR_DESC``: ``Output[c] = Input[Offsets + Strides * c]``.
 
     Parameters
@@ -200,7 +189,7 @@ def gather_picture(kit, call_class, call=None, desc=None):
     """A window read, drawn with the display's ``kit``: the cells of the array the window lies
     in that it reads, each numbered with the output elements that read it; of a ``call`` of
     ``call_class`` (whose operations have ``windows`` and ``axis_map``), or of a descriptor
-    ``desc`` (a ``Gather``: SLICE's, SLICE1's)."""
+    ``desc`` (a ``GatherDesc``: SLICE's, SLICE1's)."""
     if desc is not None:
         x = desc.input_tensor
         title = f"{type(desc).__name__}: {operators.desc_summary(desc)}"

@@ -13,22 +13,11 @@ from .. import calls, messages, operators
 from ..enums import FeatureLevel
 from ..indexing import window_reach, window_start
 from ..tensor import BufferTensorDesc
-from .slice import Gather, gather_picture
-
-
-def window_support(introduced, any_rank):
-    """The support of SLICE1's window, which SLICE_GRAD shares from a later level: from
-    ``introduced``, 4 or 5 dimensions (1 to 8 from ``any_rank``) and the types of 1, 2 and 4
-    bytes (of 8 from 4_1)."""
-    return operators.OperatorSupport(
-        introduced,
-        ((introduced, 4, 5), (any_rank, 1, 8)),
-        ((introduced, operators.TYPES_2_1), (FeatureLevel.LEVEL_4_1, operators.TYPES_4_1)),
-    )
+from .slice import gather_picture
 
 
 @dataclass(frozen=True, repr=False)
-class Slice1OperatorDesc(Gather, operators.WindowDesc):
+class Slice1OperatorDesc(operators.GatherDesc, operators.WindowDesc):
     """``DML_SLICE1_OPERATOR_DESC``: a window per dimension, read forwards or backwards.
 
     ``Output[c] = Input[CopyStart + InputWindowStrides * c]``, where CopyStart is the window
@@ -60,7 +49,7 @@ class Slice1OperatorDesc(Gather, operators.WindowDesc):
     """
 
     NAME = "Slice1"
-    SUPPORT = window_support(FeatureLevel.LEVEL_2_1, FeatureLevel.LEVEL_3_0)
+    SUPPORT = operators.window_support(FeatureLevel.LEVEL_2_1, FeatureLevel.LEVEL_3_0)
     _SOURCE = "input_tensor"
     _RESULT = "output_tensor"
     input_tensor: BufferTensorDesc = field(metadata=operators.INPUT)

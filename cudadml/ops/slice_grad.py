@@ -15,7 +15,6 @@ from ..enums import FeatureLevel
 from ..errors import int_tuple
 from ..indexing import window_start
 from ..tensor import BufferTensorDesc, packed_strides
-from .slice1 import window_support
 
 
 @dataclass(frozen=True, repr=False)
@@ -52,7 +51,7 @@ class SliceGradOperatorDesc(operators.WindowDesc):
     """
 
     NAME = "SliceGrad"
-    SUPPORT = window_support(FeatureLevel.LEVEL_3_0, FeatureLevel.LEVEL_3_1)
+    SUPPORT = operators.window_support(FeatureLevel.LEVEL_3_0, FeatureLevel.LEVEL_3_1)
     # The forward slice read from the tensor shaped like our output gradient.
     _SOURCE = "output_gradient_tensor"
     _RESULT = "input_gradient_tensor"
