@@ -48,3 +48,13 @@ def test_the_readme_is_a_short_tour_and_the_guide_has_the_long_form():
     assert len(readme.splitlines()) <= 250
     assert "## Which function do I want" in readme and "docs/guide.md" in readme
     assert "## Descriptor layer" in (ROOT / "docs" / "guide.md").read_text()
+
+
+def test_every_subpackage_is_in_the_wheel():
+    """setup.cfg lists its packages by name: a new folder of modules left out installs without
+    them (the editable install of development would not notice)."""
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    listed = set(config["options"]["packages"].split())
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "cudadml").rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
