@@ -15,6 +15,7 @@ import cudadml as cd
 from cudadml import plan, runner
 from cudadml.backends import CUDA, EMULATE, REFERENCE
 from cudadml.errors import DescriptorError
+from cudadml.operators import REGISTRY
 from cudadml.ops import WindowsBatchGradOperatorDesc, WindowsBatchOperatorDesc
 from cudadml.ops import windows as ops_windows
 from cudadml.testing import random_array, to_host
@@ -203,6 +204,28 @@ def test_the_backends_place_tables_and_the_runner_does_not():
     for module in ("runner.py", "ops/windows.py"):  # (the batches' own run places its tables by the kit's stage)
         source = (PACKAGE / module).read_text()
         assert "alloc_pinned_memory" not in source and "Event(" not in source and "Stream(" not in source
+
+
+def test_the_batches_run_by_their_registered_rule_with_the_runners_kit(rng, monkeypatch):
+    """A windows batch's call is no single descriptor of fixed layouts: its module registers how
+    the array functions run it (``Operator.run``), which ``runner.run`` calls with ``runner.KIT``;
+    the runner names no batch."""
+    assert {name for name, op in REGISTRY.items() if op.run is not None} == {"slice1_batch", "slice1_batch_grad"}
+    assert REGISTRY["slice1_batch"].run is ops_windows.OPERATOR.run
+    source = (PACKAGE / "runner.py").read_text()
+    assert "Slice1Batch" not in source and "WindowsBatch" not in source and "ops.windows" not in source
+    made = []
+
+    def empty(kind, shape, dtype):  # the kit's, as the rule reaches it
+        made.append(shape)
+        return np.empty(shape, dtype)
+
+    monkeypatch.setattr(runner.KIT, "empty", empty)
+    x = random_array((6, 8), np.float32, rng)
+    got = cd.slice1_batch(x, window_offsets=[[0, 0], [2, 3]], window_sizes=(2, 4))
+    assert made == [(2, 2, 4)] and got.tobytes() == np.stack([x[0:2, 0:4], x[2:4, 3:7]]).tobytes()
+    grad = cd.slice1_batch_grad(got, (6, 8), window_offsets=[[0, 0], [2, 3]], window_sizes=(2, 4))
+    assert made == [(2, 2, 4), (6, 8)] and grad[0:2, 0:4].tobytes() == x[0:2, 0:4].tobytes()
 
 
 def test_slice1_batch_compiles_once_and_binds_a_table_per_call(rng):
