@@ -40,11 +40,9 @@ __all__ = [
     "StridedSliceGrad",
     "WindowsBatchGradOperatorDesc",
     "WindowsBatchOperatorDesc",
-    "of_call",
     "of_desc",
 ]
 
-_BY_CALL = {op.call: op for op in REGISTRY.values()}
 _BY_DESC = {op.desc: op for op in REGISTRY.values() if op.desc is not None}
 
 
@@ -87,11 +85,6 @@ def _fill_shared_sections():
 
 
 _fill_shared_sections()
-
-
-def of_call(operation):
-    """The registered operator of an operation (a normalised call)."""
-    return _BY_CALL[type(operation)]
 
 
 def of_desc(desc):
