@@ -190,7 +190,7 @@ def split_case(name, shape, dtype, parts, axis):
         sizes = [shape[axis] // parts] * parts
         return {
             "bytes": 2 * x.nbytes,
-            "cudadml": lambda lib: lib.split(x, split_sizes=parts, axis=axis),
+            "cudadml": lambda lib: lib.split(x, parts=parts, axis=axis),
             "CuPy": lambda: [p.copy() for p in cp.split(x, parts, axis=axis)],
             "PyTorch": (lambda: [p.clone() for p in torch.split(tx, sizes, dim=axis)]) if torch is not None else None,
         }
@@ -477,7 +477,7 @@ def per_call_cases():
         (
             "(8 x 96) tensor split into 3 per call",
             {
-                "cudadml": lambda lib: functools.partial(lib.split, ts, split_sizes=3, axis=1),
+                "cudadml": lambda lib: functools.partial(lib.split, ts, parts=3, axis=1),
                 "CuPy": None,
                 "PyTorch": lambda: [p.clone() for p in torch.split(ts, 32, dim=1)],
             },
@@ -485,7 +485,7 @@ def per_call_cases():
         (
             "(16 x 512) tensor split into 64 per call",
             {
-                "cudadml": lambda lib: functools.partial(lib.split, tw, split_sizes=64, axis=1),
+                "cudadml": lambda lib: functools.partial(lib.split, tw, parts=64, axis=1),
                 "CuPy": None,
                 "PyTorch": lambda: [p.clone() for p in torch.split(tw, 8, dim=1)],
             },
@@ -561,7 +561,7 @@ def per_call_cases():
         (
             "(8 x 96) split into 3 per call",
             {
-                "cudadml": lambda lib: functools.partial(lib.split, s, split_sizes=3, axis=1),
+                "cudadml": lambda lib: functools.partial(lib.split, s, parts=3, axis=1),
                 "CuPy": lambda: [p.copy() for p in cp.split(s, 3, axis=1)],
                 "PyTorch": (lambda: [p.clone() for p in torch.split(ts, 32, dim=1)]) if torch is not None else None,
             },
@@ -569,7 +569,7 @@ def per_call_cases():
         (
             "(16 x 512) split into 64 per call",
             {
-                "cudadml": lambda lib: functools.partial(lib.split, w, split_sizes=64, axis=1),
+                "cudadml": lambda lib: functools.partial(lib.split, w, parts=64, axis=1),
                 "CuPy": lambda: [p.copy() for p in cp.split(w, 64, axis=1)],
                 "PyTorch": (lambda: [p.clone() for p in torch.split(tw, 8, dim=1)]) if torch is not None else None,
             },

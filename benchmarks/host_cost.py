@@ -310,8 +310,8 @@ def cases():
             "small complex128 slice per call: 64x64 [1:-1, ::2]",
             lambda lib: lambda: lib.strided_slice(z, key, directml_types=False),
         ),
-        ("(8 x 96) split into 3 per call", lambda lib: lambda: lib.split(s, split_sizes=3, axis=1)),
-        ("(16 x 512) split into 64 per call", lambda lib: lambda: lib.split(w, split_sizes=64, axis=1)),
+        ("(8 x 96) split into 3 per call", lambda lib: lambda: lib.split(s, parts=3, axis=1)),
+        ("(16 x 512) split into 64 per call", lambda lib: lambda: lib.split(w, parts=64, axis=1)),
         ("join of 64 (16 x 64) per call", lambda lib: lambda: lib.join(xs, axis=0)),
         (
             "slice1_batch: 16 windows 3x24x24 of 3x64x64 f32, flips, per call",

@@ -317,8 +317,9 @@ def split(
         name (``cudadml.numpy.split`` has NumPy's meaning).
     split_sizes : sequence of int, optional
         The size of each part along ``axis``, summing to ``x.shape[axis]`` (a size of 0 gives
-        an empty part): DirectML's sizes, not NumPy's split indices. An integer is a number
-        of parts, as ``parts`` is.
+        an empty part): DirectML's sizes, not NumPy's split indices. An integer ``n`` is one
+        part size, as in ``torch.split(t, n)``: parts of ``n``, the last one smaller where
+        ``n`` does not divide ``x.shape[axis]``.
     parts : int, optional
         A number of equal parts, which must divide ``x.shape[axis]``. One of ``split_sizes``
         and ``parts`` is required.

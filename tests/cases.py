@@ -228,8 +228,10 @@ def reference_slice_grad(dy, input_shape, *, window_offsets, window_sizes, windo
 def reference_split(x, *, split_sizes=None, parts=None, axis=0, **_):
     """``np.split`` at the cumulative part sizes (or into equal parts)."""
     xp = _xp(x)
-    if parts is not None or isinstance(split_sizes, int):
-        return xp.split(x, parts if parts is not None else split_sizes, axis=axis)
+    if parts is not None:
+        return xp.split(x, parts, axis=axis)
+    if isinstance(split_sizes, int):  # torch.split's part size: the cuts at its multiples
+        return xp.split(x, list(range(split_sizes, x.shape[axis], split_sizes)), axis=axis)
     return xp.split(x, [int(c) for c in np.cumsum(split_sizes)[:-1]], axis=axis)
 
 
@@ -580,7 +582,8 @@ def _split_samples(make):
     yield _split("rows", make, (6, 40), 1, [7, 30, 3])
     yield _split("across_chunks", make, (16, 10), 0, [3, 6, 0, 7])
     yield _split("on_chunk_bounds", make, (16, 10), 0, [8, 1, 1, 6])
-    yield _split("a_count", make, (16, 10), 0, 2)  # an integer split_sizes: a number of parts
+    yield _split("a_part_size", make, (16, 10), 0, 3)  # an integer split_sizes: parts of 3, the last of 1
+    yield _split("a_part_size_over", make, (16, 10), 1, 12)  # one part of 10, as torch.split(t, 12)
     yield _split("inner_axis", make, (16, 10), 1, [4, 4, 2])
     yield _split("negative_axis", make, (16, 10), -1, [1, 9])
     yield _split("parts", make, (4, 6), -1, parts=3)
@@ -1630,8 +1633,8 @@ _SPLIT_ERRORS = [
         TypeError,
         (
             "cd.split(x, 5): an integer by position reads as a number of parts to np.split but as a "
-            "part size to torch.split; pass parts=5 (5 equal parts), or split_sizes= for the size "
-            "of each part"
+            "part size to torch.split; pass parts=5 (5 equal parts), or split_sizes=5 (parts of "
+            "5, the last one smaller, as torch.split makes)"
         ),
     ),
     _error(
@@ -1640,8 +1643,8 @@ _SPLIT_ERRORS = [
         TypeError,
         (
             "cd.split(x, 2, 1): an integer by position reads as a number of parts to np.split but "
-            "as a part size to torch.split; pass parts=2, axis=1 (2 equal parts), or split_sizes= "
-            "for the size of each part"
+            "as a part size to torch.split; pass parts=2, axis=1 (2 equal parts), or "
+            "split_sizes=2, axis=1 (parts of 2, the last one smaller, as torch.split makes)"
         ),
     ),
     _error(
@@ -1689,14 +1692,19 @@ _SPLIT_ERRORS = [
         ),
     ),
     _error(
-        "count_as_split_sizes",
-        lambda xp, x: cd.split(x, split_sizes=3, axis=1),
+        "part_size_zero",
+        lambda xp, x: cd.split(x, split_sizes=0, axis=1),
         ValueError,
         (
-            "split: split_sizes = 3: x.shape[1] = 4 does not divide into 3 equal parts; pass "
-            "split_sizes= for parts of other sizes (cudadml.numpy.array_split(x, 3) makes parts "
-            "that differ by at most 1, as NumPy's does)"
+            "split: split_sizes = 0, a part size, can only be 0 where x.shape[1] is 0, not 4 (as in "
+            "torch.split); pass parts= for a number of equal parts"
         ),
+    ),
+    _error(
+        "part_size_negative",
+        lambda xp, x: cd.split(x, split_sizes=-2),
+        ValueError,
+        "split: split_sizes = -2, a part size, must not be negative",
     ),
     _error(
         "split_sizes_float",
@@ -1835,8 +1843,8 @@ _SPLIT_ERRORS = [
         TypeError,
         (
             "cd.split(x, 2): an integer by position reads as a number of parts to np.split but as a "
-            "part size to torch.split; pass parts=2 (2 equal parts), or split_sizes= for the size "
-            "of each part"
+            "part size to torch.split; pass parts=2 (2 equal parts), or split_sizes=2 (parts of "
+            "2, the last one smaller, as torch.split makes)"
         ),
     ),
     _error(

@@ -237,14 +237,14 @@ def test_descriptor_outputs_interleaved_in_one_buffer(rng):
 def _many_binding_calls(n):
     """Calls of ``n`` bindings each: a compiled split's execute, split, split(out=), join."""
     x = np.random.default_rng(3).random((4, n), dtype=np.float32)
-    parts = cd.split(x, split_sizes=n, axis=1)
+    parts = cd.split(x, parts=n, axis=1)
     desc = cd.SplitOperatorDesc(cd.BufferTensorDesc(F32, x.shape), [cd.BufferTensorDesc(F32, (4, 1))] * n, axis=1)
     op = desc.compile()
     outs = [aligned_empty(16).view(np.float32) for _ in range(n)]
     calls = {
         "execute": lambda: op.execute([x], outs),
-        "split": lambda: cd.split(x, split_sizes=n, axis=1),
-        "split(out=)": lambda: cd.split(x, split_sizes=n, axis=1, out=parts),
+        "split": lambda: cd.split(x, parts=n, axis=1),
+        "split(out=)": lambda: cd.split(x, parts=n, axis=1, out=parts),
         "join": lambda: cd.join(parts, axis=1),
     }
     return x, parts, outs, calls

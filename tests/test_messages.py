@@ -85,7 +85,7 @@ def test_split_by_name_means_what_it_says():
     x = np.arange(10)
     assert [p.tolist() for p in cd.split(x, split_sizes=[5, 5])] == [x[:5].tolist(), x[5:].tolist()]
     assert [p.tolist() for p in cd.split(x, parts=5)] == [list(p) for p in np.split(x, 5)]
-    assert [p.tolist() for p in cd.split(x, split_sizes=5)] == [list(p) for p in np.split(x, 5)]  # as before
+    assert [p.tolist() for p in cd.split(x, split_sizes=4)] == [x[:4].tolist(), x[4:8].tolist(), x[8:].tolist()]
     m = np.arange(12).reshape(2, 6)
     assert [p.shape for p in cd.split(m, split_sizes=[1, 2, 3], axis=1)] == [(2, 1), (2, 2), (2, 3)]
     assert [p.shape for p in cd.split(m, parts=3, axis=-1)] == [(2, 2)] * 3

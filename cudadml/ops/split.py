@@ -98,8 +98,8 @@ def _positional(given) -> TypeError:
     if isinstance(first, (int, np.integer)) and not isinstance(first, (bool, np.bool_)):
         return TypeError(
             f"cd.split(x, {shown}): an integer by position reads as a number of parts to np.split but as a part "
-            f"size to torch.split; pass parts={int(first)}{axis} ({int(first)} equal parts), or split_sizes= for "
-            "the size of each part"
+            f"size to torch.split; pass parts={int(first)}{axis} ({int(first)} equal parts), or "
+            f"split_sizes={int(first)}{axis} (parts of {int(first)}, the last one smaller, as torch.split makes)"
         )
     return TypeError(
         f"cd.split(x, {shown}): DirectML's split_sizes are part sizes, where np.split takes indices and "
@@ -119,6 +119,21 @@ def _parts_said(sizes) -> str:
     if len(sizes) == 1:
         return f"one part of {sizes[0]}"
     return f"parts of {', '.join(map(str, sizes[:-1]))} and {sizes[-1]}"
+
+
+def _parts_of(size, n, axis, name) -> tuple:
+    """The sizes of ``torch.split(t, size)``'s parts of an axis of ``n``: parts of ``size``,
+    the last one smaller where ``size`` does not divide ``n``; one empty part of an empty axis."""
+    if size < 0:
+        raise ValueError(f"{name}: split_sizes = {size}, a part size, must not be negative")
+    if n == 0:
+        return (0,)
+    if size == 0:
+        raise ValueError(
+            f"{name}: split_sizes = 0, a part size, can only be 0 where x.shape[{axis}] is 0, not {n} (as in "
+            "torch.split); pass parts= for a number of equal parts"
+        )
+    return (size,) * (n // size) + ((n % size,) if n % size else ())
 
 
 class Split(NamedTuple):
@@ -147,7 +162,8 @@ class Split(NamedTuple):
         directml_types=True,
     ):
         """As ``split(x, *positional, split_sizes=, parts=, axis=)`` takes them: the sizes of
-        the parts, or their number, by name (``split_sizes=`` an integer is a number too)."""
+        the parts, or their number, by name (``split_sizes=`` an integer is one part size, as
+        ``torch.split``'s is)."""
         name = cls.NAME
         if positional:
             raise messages.positional(name, positional)
@@ -158,25 +174,24 @@ class Split(NamedTuple):
             )
         axis = calls.normalize_axis(axis, len(calls.ranked(name, shape, verb="split")), name)
         n = shape[axis]
-        count, field = (parts, "parts") if parts is not None else (split_sizes, "split_sizes")
-        if parts is not None or (
-            isinstance(split_sizes, (int, np.integer)) and not isinstance(split_sizes, (bool, np.bool_))
-        ):
-            if hasattr(count, "__iter__") and not isinstance(count, (str, bytes)):
+        if parts is not None:
+            if hasattr(parts, "__iter__") and not isinstance(parts, (str, bytes)):
                 raise TypeError(
-                    f"{name}: parts = {shown_value(count)} must be an integer (a number of equal parts), not "
-                    f"{type(count).__name__}; the size of each part goes in split_sizes="
+                    f"{name}: parts = {shown_value(parts)} must be an integer (a number of equal parts), not "
+                    f"{type(parts).__name__}; the size of each part goes in split_sizes="
                 )
-            count = as_int(count, field, name, "an integer (a number of equal parts)", shown=True)
+            count = as_int(parts, "parts", name, "an integer (a number of equal parts)", shown=True)
             if count < 1:
-                raise ValueError(f"{name}: {field} = {count} must be at least 1")
+                raise ValueError(f"{name}: parts = {count} must be at least 1")
             if n % count:
                 raise ValueError(
-                    f"{name}: {field} = {count}: x.shape[{axis}] = {n} does not divide into {count} equal parts; "
+                    f"{name}: parts = {count}: x.shape[{axis}] = {n} does not divide into {count} equal parts; "
                     f"pass split_sizes= for parts of other sizes (cudadml.numpy.array_split(x, {count}) makes "
                     "parts that differ by at most 1, as NumPy's does)"
                 )
             sizes = (n // count,) * count
+        elif isinstance(split_sizes, (int, np.integer)) and not isinstance(split_sizes, (bool, np.bool_)):
+            sizes = _parts_of(int(split_sizes), n, axis, name)
         else:
             sizes = int_tuple(split_sizes, "split_sizes", name, shown=True)
             negative = [k for k, size in enumerate(sizes) if size < 0]
