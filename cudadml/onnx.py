@@ -30,15 +30,19 @@ array as ``a.view(numpy.uint8)``.
 Graph inputs and outputs keep the model's order (initializers listed among the inputs are
 constants). A graph input's tensor is the shape the model declares; where a reshape meets a
 graph input or a graph output, an Identity SLICE keeps that so, and compiling composes it away.
-Nodes that reach no graph output are left out.
+Nodes that reach no graph output are read as the others are (onnxruntime runs them), then left
+out.
 
 What ``load`` refuses, it refuses with ``ModelError`` (a ``ValueError``) naming the node (its name,
 or its place when it has none) and its op type: an invalid model (sizes that do not add up, an
-axis out of range), or, as ``UnsupportedModelError`` (also a ``NotImplementedError``), a valid
-one beyond what the operators express: another op type or domain, a Pad of another mode or
-constant, starts or pads that are not constants, a tensor of rank 0 or above 8 or with an empty
-dimension, a data type DirectML lacks, a constant joined with data, a graph output that is a
-graph input or a constant.
+axis out of range or named twice, a value named twice, an attribute or an input data type that
+the node's ONNX schema lacks, an index input that is not 1-D, a graph output that declares no
+type and shape) and, once the nodes are read, whatever ``onnx.checker`` (with ``full_check``)
+refuses; or, as ``UnsupportedModelError`` (also a ``NotImplementedError``), a valid one beyond
+what the operators express: another op type or domain, a Pad of another mode or constant or one
+that crops all of its input along an axis, starts or pads that are not constants, a tensor of
+rank 0 or above 8 or with an empty dimension, a data type DirectML lacks, a constant joined with
+data, a graph output that is a graph input or a constant.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -142,7 +147,7 @@ def load(model) -> GraphDesc:
     Raises
     ------
     ModelError
-        For a model that is not valid ONNX as far as these nodes go, naming the node.
+        For a model that is not valid ONNX, naming the node where one is at fault.
     UnsupportedModelError
         For a valid model beyond what the operators express (see the module's text), naming
         the node. Both are ``ValueError``.
@@ -181,7 +186,14 @@ def load(model) -> GraphDesc:
         model = onnx.load(os.fspath(model))
     elif not isinstance(model, onnx.ModelProto):
         raise TypeError(f"load takes an onnx.ModelProto or a path, not {type(model).__name__}")
-    return _Importer(onnx, model).graph()
+    graph = _Importer(onnx, model).graph()
+    # The importer's rules name the node at fault; ONNX's own checker then refuses the rest of
+    # what is invalid (in nodes that reach no output too), as onnxruntime would.
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+        raise ModelError(f"onnx.checker refuses the model: {str(e).strip()}") from e
+    return graph
 
 
 def _onnx():
@@ -204,8 +216,9 @@ class _Tensor:
     name: str
 
 
-def _ints(values) -> list[int]:
-    return [int(v) for v in np.asarray(values).reshape(-1)]
+def _label(proto, index: int) -> str:
+    """A node as messages name it."""
+    return f"{proto.op_type} node {proto.name!r}" if proto.name else f"{proto.op_type} node #{index} (unnamed)"
 
 
 class _Builder:
@@ -271,14 +284,18 @@ def _identity(t: _Tensor) -> SliceOperatorDesc:
 class _Node:
     """One ONNX node as the importer reads it: its label for messages, attributes and inputs."""
 
-    def __init__(self, importer: _Importer, proto, index: int):
+    def __init__(self, importer: _Importer, proto, index: int, builder: _Builder | None = None):
         self.importer = importer
+        self.builder = builder  # where its DirectML nodes go
         self.proto = proto
         self.op = proto.op_type
         self.name = proto.name or f"#{index}"
-        self.label = f"{self.op} node {proto.name!r}" if proto.name else f"{self.op} node #{index} (unnamed)"
-        get = importer.onnx.helper.get_attribute_value
-        self.attrs = {a.name: get(a) for a in proto.attribute}
+        self.label = _label(proto, index)
+
+    @cached_property
+    def attrs(self) -> dict:  # (read once check_schema has checked their types)
+        get = self.importer.onnx.helper.get_attribute_value
+        return {a.name: get(a) for a in self.proto.attribute}
 
     def error(self, message: str, unsupported: bool = False) -> ModelError:
         kind = UnsupportedModelError if unsupported else ModelError
@@ -313,12 +330,70 @@ class _Node:
             )
         return value
 
+    def ints(self, k: int, what: str) -> list[int] | None:
+        """Input ``k``, a constant list of integers (None where it is absent). ONNX's index inputs
+        are 1-D (onnxruntime refuses others when it runs); their data types are the schema's."""
+        value = self.constant(k, what)
+        if value is None:
+            return None
+        if value.ndim != 1:
+            raise self.error(f"{what} ({self.proto.input[k]!r}) has shape {value.shape}; it must be 1-D")
+        return [int(v) for v in value]
+
     def axis(self, value: int, rank: int, what: str = "axis") -> int:
         """``value`` in ``[0, rank)``, a negative one counting from the end."""
         axis = value + rank if value < 0 else value
         if not 0 <= axis < rank:
             raise self.error(f"{what} = {value} is out of range for rank {rank}")
         return axis
+
+    def axes(self, values, rank: int) -> list[int]:
+        """``values`` as axes in ``[0, rank)``, each named once."""
+        axes = []
+        for i, value in enumerate(values):
+            axis = self.axis(value, rank, f"axes[{i}]")
+            if axis in axes:
+                raise self.error(f"axes[{i}] = {value} repeats axis {axis}")
+            axes.append(axis)
+        return axes
+
+    def check_schema(self, schema) -> None:
+        """The node against its ONNX schema, which the handlers take for granted: its numbers of
+        inputs and outputs, its attributes and their types, and its inputs' data types (those of
+        one type parameter alike)."""
+        where = f"{self.op} in opset {self.importer.opset}"
+        for what, count, low, high in (
+            ("inputs", len(self.proto.input), schema.min_input, schema.max_input),
+            ("outputs", len(self.proto.output), schema.min_output, schema.max_output),
+        ):
+            if not low <= count <= high:
+                raise self.error(f"it has {count} {what}; {where} takes {low} to {high}")
+        type_name = self.importer.onnx.AttributeProto.AttributeType.Name
+        for a in self.proto.attribute:
+            expected = schema.attributes.get(a.name)
+            if expected is None:
+                known = ", ".join(sorted(schema.attributes))
+                raise self.error(
+                    f"{where} has no attribute {a.name!r} ({f'its attributes: {known}' if known else 'it has none'})"
+                )
+            if a.type != expected.type.value:
+                raise self.error(f"attribute {a.name!r} is {type_name(a.type)}; {where} takes {expected.type.name}")
+        allowed = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
+        bound = {}
+        for k, name in enumerate(self.proto.input):
+            if not name:
+                continue
+            formal = schema.inputs[min(k, len(schema.inputs) - 1)]  # a variadic last input repeats
+            have = self.importer.type_str(self.value(k))
+            if have not in allowed.get(formal.type_str, [formal.type_str]):
+                shown = " or ".join(allowed.get(formal.type_str, [formal.type_str]))
+                raise self.error(f"input {k} ({name!r}) is {have}; {where} takes {shown} there")
+            j, first = bound.setdefault(formal.type_str, (k, have))
+            if first != have:
+                raise self.error(
+                    f"input {k} ({name!r}) is {have}, input {j} {first}; {where} takes one data type for both "
+                    f"(its type {formal.type_str})"
+                )
 
     def tensor(self, t: _Tensor, what: str) -> _Tensor:
         """``t`` checked for a DirectML tensor: its data type, rank and sizes."""
@@ -355,7 +430,7 @@ class _Node:
             desc = make([_desc(t) for t in inputs], [_desc(first, s) for s in output_shapes])
         except DescriptorError as e:
             raise self.error(f"its DirectML operator is invalid:\n{e}") from e
-        index = self.importer.builder.add(desc, name or self.proto.name or f"{self.op} {self.name}", inputs)
+        index = self.builder.add(desc, name or self.proto.name or f"{self.op} {self.name}", inputs)
         return [
             _Tensor(first.elem_type, tuple(s), ("node", index, j), outputs[j] if j < len(outputs) else "")
             for j, s in enumerate(output_shapes)
@@ -377,6 +452,7 @@ class _Importer:
         if self.opset is None:
             raise ModelError("the model imports no version of the ONNX operator set (domain '')")
         self.graph_proto = graph
+        self._check_names()
         to_array = onnx.numpy_helper.to_array
         self.values: dict[str, object] = {init.name: to_array(init) for init in graph.initializer}
         for sparse in graph.sparse_initializer:
@@ -391,12 +467,45 @@ class _Importer:
             self.values[vi.name] = t
         self.inputs = inputs
         self.builder = _Builder(inputs)
+        self.left_out = _Builder(inputs)  # the nodes that reach no graph output
 
     def type_name(self, elem_type: int) -> str:
         try:
             return self.onnx.TensorProto.DataType.Name(elem_type)
         except ValueError:
             return f"data type {elem_type}"
+
+    def type_str(self, value) -> str:
+        """A value's type as ONNX's schemas write it (``tensor(float)``)."""
+        if isinstance(value, np.ndarray):
+            elem_type = self.onnx.helper.np_dtype_to_tensor_dtype(value.dtype)
+        else:
+            elem_type = value.elem_type
+        return f"tensor({self.type_name(elem_type).lower()})"
+
+    def _check_names(self) -> None:
+        """Each value is named once (ONNX's single static assignment), by a graph input, an
+        initializer (which may be listed among the inputs too) or a node's output."""
+        graph = self.graph_proto
+        defined: dict[str, str] = {}
+        for vi in graph.input:
+            if vi.name in defined:
+                raise ModelError(f"graph input {vi.name!r} is listed twice")
+            defined[vi.name] = f"graph input {vi.name!r}"
+        initializers = set()
+        for name in [i.name for i in graph.initializer] + [s.values.name for s in graph.sparse_initializer]:
+            if name in initializers:
+                raise ModelError(f"initializer {name!r} is defined twice")
+            initializers.add(name)
+            defined.setdefault(name, f"initializer {name!r}")
+        for index, proto in enumerate(graph.node):
+            for j, name in enumerate(proto.output):
+                if name in defined:
+                    raise _Node(self, proto, index).error(
+                        f"output {j} ({name!r}) redefines {defined[name]}; ONNX names each value once"
+                    )
+                if name:
+                    defined[name] = f"output {j} of {_label(proto, index)}"
 
     def _declared(self, vi, what: str):
         """The element type and static shape a value info declares."""
@@ -433,8 +542,7 @@ class _Importer:
         if not graph.output:
             raise ModelError("the model's graph has no outputs")
         for index, (proto, needed) in enumerate(zip(graph.node, self._needed())):
-            if needed:
-                self._node(proto, index)
+            self._node(proto, index, self.builder if needed else self.left_out)
         input_names = {t.name for t in self.inputs}
         for k, vi in enumerate(graph.output):
             value = self.values.get(vi.name)
@@ -464,24 +572,29 @@ class _Importer:
         )
 
     def _check_declared(self, vi, t: _Tensor, k: int) -> None:
-        """A graph output's type where the model declares one must be what the nodes give."""
-        tensor_type = vi.type.tensor_type
-        if tensor_type.elem_type and tensor_type.elem_type != t.elem_type:
+        """A graph output declares its data type and shape (ONNX requires it of a model's outputs),
+        and they must be what the nodes give (a dimension may be left symbolic)."""
+        tensor_type = vi.type.tensor_type  # (empty where the type is no tensor's)
+        if not tensor_type.elem_type or not tensor_type.HasField("shape"):
+            missing = "shape" if tensor_type.elem_type else "data type"
+            raise ModelError(
+                f"graph output {k} ({vi.name!r}) declares no {missing}; ONNX requires a model's outputs to "
+                "declare their data type and shape"
+            )
+        if tensor_type.elem_type != t.elem_type:
             raise ModelError(
                 f"graph output {k} ({vi.name!r}) is declared {self.type_name(tensor_type.elem_type)} "
                 f"but its node gives {self.type_name(t.elem_type)}"
             )
-        if tensor_type.HasField("shape"):
-            dims = tensor_type.shape.dim
-            declared = [d.dim_value if d.HasField("dim_value") else None for d in dims]
-            if len(declared) != len(t.shape) or any(d is not None and d != s for d, s in zip(declared, t.shape)):
-                raise ModelError(
-                    f"graph output {k} ({vi.name!r}) is declared of shape "
-                    f"{tuple('?' if d is None else d for d in declared)} but its node gives {t.shape}"
-                )
+        declared = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
+        if len(declared) != len(t.shape) or any(d is not None and d != s for d, s in zip(declared, t.shape)):
+            raise ModelError(
+                f"graph output {k} ({vi.name!r}) is declared of shape "
+                f"{tuple('?' if d is None else d for d in declared)} but its node gives {t.shape}"
+            )
 
-    def _node(self, proto, index: int) -> None:
-        node = _Node(self, proto, index)
+    def _node(self, proto, index: int, builder: _Builder) -> None:
+        node = _Node(self, proto, index, builder)
         if proto.domain not in ("", "ai.onnx"):
             raise node.error(f"domain {proto.domain!r} is not supported (only ONNX's own operators)", True)
         handler = _HANDLERS.get(proto.op_type)
@@ -492,6 +605,11 @@ class _Importer:
         for k in range(len(proto.input)):
             if node.has_input(k) and isinstance(node.value(k), _Unsupported):
                 raise node.error(f"input {k} is a {node.value(k).what}, which load does not read", True)
+        try:
+            schema = self.onnx.defs.get_schema(proto.op_type, self.opset, "")
+        except self.onnx.defs.SchemaError:
+            raise node.error(f"opset {self.opset} has no {proto.op_type}") from None
+        node.check_schema(schema)
         results = handler(node, self.opset)
         for name, value in zip(proto.output, results):
             if name:
@@ -551,26 +669,20 @@ def _slice(node: _Node, opset: int):
             raise node.error("the attributes starts and ends are required")
         axes, steps = node.attr("axes") or None, None
     else:
-        starts, ends = node.constant(1, "starts"), node.constant(2, "ends")
+        starts, ends = node.ints(1, "starts"), node.ints(2, "ends")
         if starts is None or ends is None:
             raise node.error("the inputs starts and ends are required")
-        axes, steps = node.constant(3, "axes"), node.constant(4, "steps")
+        axes, steps = node.ints(3, "axes"), node.ints(4, "steps")
     shape = data.shape
-    starts, ends = _ints(starts), _ints(ends)
-    axes = _ints(axes) if axes is not None else list(range(len(starts)))
-    steps = _ints(steps) if steps is not None else [1] * len(starts)
+    axes = axes if axes is not None else list(range(len(starts)))
+    steps = steps if steps is not None else [1] * len(starts)
     if not len(starts) == len(ends) == len(axes) == len(steps):
         raise node.error(
             f"starts, ends, axes and steps have {len(starts)}, {len(ends)}, {len(axes)} and {len(steps)} "
             "entries; they must have as many"
         )
     windows = [(0, 1, size) for size in shape]
-    seen = set()
-    for i, (start, end, axis, step) in enumerate(zip(starts, ends, axes, steps)):
-        axis = node.axis(axis, len(shape), f"axes[{i}]")
-        if axis in seen:
-            raise node.error(f"axes[{i}] = {axes[i]} repeats axis {axis}")
-        seen.add(axis)
+    for i, (start, end, axis, step) in enumerate(zip(starts, ends, node.axes(axes, len(shape)), steps)):
         if step == 0:
             raise node.error(f"steps[{i}] = 0 must be non-zero")
         windows[axis] = _clamped_window(shape[axis], start, end, step)
@@ -601,7 +713,7 @@ def _split(node: _Node, opset: int):
     axis = node.axis(node.attr("axis", 0), len(shape))
     outputs = node.outputs
     if opset >= 13 or (opset < 2 and node.has_input(1)):
-        split = node.constant(1, "split")
+        split = node.ints(1, "split")
     else:
         split = node.attr("split") or None
     num_outputs = node.attr("num_outputs") if opset >= 18 else None
@@ -609,7 +721,7 @@ def _split(node: _Node, opset: int):
     if split is not None:
         if num_outputs is not None:
             raise node.error("split and num_outputs are both given; ONNX takes one of them")
-        sizes = _ints(split)
+        sizes = list(split)
         if len(sizes) != len(outputs):
             raise node.error(f"split has {len(sizes)} entries for {len(outputs)} outputs")
         if any(s < 0 for s in sizes) or sum(sizes) != dim:
@@ -658,8 +770,6 @@ def _concat(node: _Node, opset: int):
             "inputs only",
             unsupported=True,
         )
-    if len({p.elem_type for p in parts}) > 1:
-        raise node.error("its inputs differ in data type")
     output = (*shape[:axis], sum(p.shape[axis] for p in parts), *shape[axis + 1 :])
     return node.emit(lambda ins, outs: JoinOperatorDesc(ins, outs[0], axis), parts, [output])
 
@@ -677,13 +787,12 @@ def _pad(node: _Node, opset: int):
         if pads is None:
             raise node.error("the attribute pads is required")
     else:
-        pads, value = node.constant(1, "pads"), node.constant(2, "constant_value")
+        pads, value = node.ints(1, "pads"), node.constant(2, "constant_value")
         if pads is None:
             raise node.error("the input pads is required")
         if opset >= 18:
-            axes = node.constant(3, "axes")
-    axes = [node.axis(a, rank, f"axes[{i}]") for i, a in enumerate(_ints(axes))] if axes is not None else range(rank)
-    pads = _ints(pads)
+            axes = node.ints(3, "axes")
+    axes = node.axes(axes, rank) if axes is not None else range(rank)
     if len(pads) != 2 * len(axes):
         raise node.error(f"pads has {len(pads)} entries; it needs 2 per axis padded ({2 * len(axes)})")
     if value is not None:
@@ -704,15 +813,18 @@ def _pad(node: _Node, opset: int):
             )
     begins, ends = [0] * rank, [0] * rank
     for i, axis in enumerate(axes):
-        if begins[axis] or ends[axis]:
-            raise node.error(f"axes repeats axis {axis}")
         begins[axis], ends[axis] = pads[i], pads[i + len(axes)]
+    padded = tuple(size + b + e for size, b, e in zip(shape, begins, ends))
+    if any(p < 0 for p in padded):
+        raise node.error(f"pads {pads} crop more than the input's shape {shape} holds (to {padded})")
     cropped = [size - max(0, -b) - max(0, -e) for size, b, e in zip(shape, begins, ends)]
-    if any(c < 0 for c in cropped):
-        raise node.error(f"pads {pads} crop more than the input's shape {shape}")
+    if any(c <= 0 for c in cropped):  # (a crop on one side that reaches into the other side's padding)
+        raise node.error(
+            f"pads {pads} crop all of the input's shape {shape}: its output {padded} holds no input element",
+            unsupported=True,
+        )
     crop = [(max(0, -b), 1, c) for b, c in zip(begins, cropped)]
     grow = [max(0, b) for b in begins], [max(0, e) for e in ends]
-    padded = tuple(c + b + e for c, b, e in zip(cropped, *grow))
     if isinstance(data, np.ndarray):
         return [np.pad(_windows_taken(data, crop), list(zip(*grow)))]
     crops, grows = any(b < 0 or e < 0 for b, e in zip(begins, ends)), any(grow[0] + grow[1])
@@ -748,11 +860,11 @@ def _reshaped(node: _Node, data, shape):
 def _flatten(node: _Node, opset: int):
     data = _data(node)
     shape = data.shape
-    axis = node.attr("axis", 1)
-    if axis < 0:
-        axis += len(shape)
-    if not 0 <= axis <= len(shape):
-        raise node.error(f"axis = {node.attr('axis')} is out of range for rank {len(shape)}")
+    axis, rank = node.attr("axis", 1), len(shape)
+    low = -rank if opset >= 11 else 0  # (Flatten counts a negative axis from the end from opset 11 on)
+    if not low <= axis <= rank:
+        raise node.error(f"axis = {axis} is out of range for rank {rank} (opset {opset}: {low} to {rank})")
+    axis += rank if axis < 0 else 0
     return [_reshaped(node, data, (math.prod(shape[:axis]), math.prod(shape[axis:])))]
 
 
@@ -763,10 +875,9 @@ def _reshape(node: _Node, opset: int):
         if requested is None:
             raise node.error("the attribute shape is required")
     else:
-        requested = node.constant(1, "shape")
+        requested = node.ints(1, "shape")
         if requested is None:
             raise node.error("the input shape is required")
-    requested = _ints(requested)
     allowzero = node.attr("allowzero", 0) if opset >= 14 else 0
     shape = list(requested)
     if shape.count(-1) > 1:

@@ -13,8 +13,9 @@ canaries around them), its outputs compared by bytes with onnxruntime's:
 * models built with ``onnx.helper``, one per form of each node, data type and graph shape;
 * models that ``torch.onnx.export`` writes, with the TorchScript exporter and the new one.
 
-Then every refusal, with its message. Floating inputs hold no NaN: onnxruntime's Pad of
-float16 quiets a signalling NaN, where the operators move bits unchanged.
+Then every refusal, with its message (``tests/test_onnx_fuzz.py`` draws random models, valid
+and invalid, against ``onnx.checker`` and onnxruntime). Floating inputs hold no NaN:
+onnxruntime's Pad of float16 quiets a signalling NaN, where the operators move bits unchanged.
 """
 
 import contextlib
@@ -244,12 +245,29 @@ def _ints(name, *values):
 
 def _model(nodes, inputs, outputs, initializers=(), opset=18, name="model"):
     """A model of ``nodes``; ``inputs`` and ``outputs`` as ``(name, elem type, shape)``
-    (``None`` shape: undeclared)."""
+    (``None`` shape: the one ONNX's shape inference gives, where it gives one)."""
     info = helper.make_tensor_value_info
     graph = helper.make_graph(nodes, name, [info(*i) for i in inputs], [info(*o) for o in outputs], list(initializers))
     # IR version 10 (onnx 1.16): what every onnxruntime from 1.18 on reads; a newer onnx writes
     # a newer one by default, which an older onnxruntime refuses.
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+    return _declared(model)
+
+
+def _declared(model):
+    """``model`` with the graph outputs that declare no shape declaring the type that ONNX's
+    shape inference gives them (a model's outputs must declare one)."""
+    bare = onnx.ModelProto()
+    bare.CopyFrom(model)
+    del bare.graph.output[:]  # (inference leaves a declared output's type as it is)
+    try:
+        inferred = {vi.name: vi.type for vi in onnx.shape_inference.infer_shapes(bare).graph.value_info}
+    except onnx.shape_inference.InferenceError:  # (a model that load refuses)
+        inferred = {}
+    for vi in model.graph.output:
+        if not vi.type.tensor_type.HasField("shape") and vi.name in inferred:
+            vi.type.CopyFrom(inferred[vi.name])
+    return model
 
 
 def _node(op, inputs, outputs, name=None, **attrs):
@@ -266,7 +284,12 @@ def _one(op, shape, inputs=(), initializers=(), opset=18, dtype=F32, outputs=1, 
 #: ``id: model``: each form of each node, run against onnxruntime.
 HELPER_MODELS = {
     # Slice: opset 1's attributes (clamped, negative, default axes), opset 10's inputs.
-    "slice-attributes": lambda: _one("Slice", [5, 6, 7], opset=9, starts=[-4, 1], ends=[100, -1], axes=[2, 0]),
+    "slice-attributes": lambda: _model(  # (ONNX's shape inference gives opset 1's Slice no shape)
+        [_node("Slice", ["x"], ["y"], starts=[-4, 1], ends=[100, -1], axes=[2, 0])],
+        [("x", F32, [5, 6, 7])],
+        [("y", F32, [3, 6, 4])],
+        opset=9,
+    ),
     "slice-attributes-default-axes": lambda: _one("Slice", [5, 6], opset=9, starts=[1, -3], ends=[3, 1000]),
     "slice-inputs": lambda: _one(
         "Slice", [5, 6, 7], ["s", "e"], [_ints("s", 1, 2, -7), _ints("e", 4, -1, 7)], opset=10
@@ -617,6 +640,16 @@ REFUSALS = {
         "pad0",
         "Pad",
     ),
+    # Valid (onnxruntime gives a zero): a crop on one side that reaches into the other side's
+    # padding leaves nothing of the input to move.
+    "pad-crop-into-padding": (
+        lambda: _one("Pad", [2, 3], ["p"], [_ints("p", 2, 0, -3, 0)]),
+        UnsupportedModelError,
+        r"^Pad node 'pad0': pads \[2, 0, -3, 0\] crop all of the input's shape \(2, 3\): its output \(1, 3\) holds "
+        r"no input element$",
+        "pad0",
+        "Pad",
+    ),
     "slice-starts-not-constant": (
         lambda: _model(
             [_node("Slice", ["x", "s", "e"], ["y"])],
@@ -843,10 +876,17 @@ REFUSALS = {
         "reshape0",
         "Reshape",
     ),
+    "flatten-negative-axis-before-opset-11": (
+        lambda: _one("Flatten", [2, 3], opset=9, axis=-1),
+        ModelError,
+        r"^Flatten node 'flatten0': axis = -1 is out of range for rank 2 \(opset 9: 0 to 2\)$",
+        "flatten0",
+        "Flatten",
+    ),
     "pad-crops-too-much": (
         lambda: _one("Pad", [3, 4], ["p"], [_ints("p", -2, 0, -2, 0)]),
         ModelError,
-        r"^Pad node 'pad0': pads \[-2, 0, -2, 0\] crop more than the input's shape \(3, 4\)$",
+        r"^Pad node 'pad0': pads \[-2, 0, -2, 0\] crop more than the input's shape \(3, 4\) holds \(to \(-1, 4\)\)$",
         "pad0",
         "Pad",
     ),
@@ -871,7 +911,196 @@ REFUSALS = {
         None,
         None,
     ),
+    # Invalid models that onnxruntime and onnx.checker refuse. A Pad naming an axis twice (the
+    # first time with pads of 0): a repeat is a repeat whatever the pads.
+    "pad-repeated-axis": (
+        lambda: _one("Pad", [3, 4], ["p", "", "a"], [_ints("p", 0, 1, 0, 2), _ints("a", 0, 0)]),
+        ModelError,
+        r"^Pad node 'pad0': axes\[1\] = 0 repeats axis 0$",
+        "pad0",
+        "Pad",
+    ),
+    # A value named twice: by a node and a graph input, initializer or other node.
+    "output-redefines-input": (
+        lambda: _model(
+            [_node("Identity", ["x"], ["y"]), _node("Identity", ["y"], ["x"], name="identity1")],
+            [("x", F32, [2])],
+            [("y", F32, None)],
+        ),
+        ModelError,
+        r"^Identity node 'identity1': output 0 \('x'\) redefines graph input 'x'; ONNX names each value once$",
+        "identity1",
+        "Identity",
+    ),
+    "output-redefines-input-it-reads": (
+        lambda: _model([_node("Identity", ["x"], ["x"])], [("x", F32, [2])], [("x", F32, [2])]),
+        ModelError,
+        r"^Identity node 'identity0': output 0 \('x'\) redefines graph input 'x'",
+        "identity0",
+        "Identity",
+    ),
+    "output-redefines-initializer": (
+        lambda: _model(
+            [_node("Identity", ["x"], ["s"], name="id"), _node("Slice", ["x", "s", "e"], ["y"])],
+            [("x", F32, [4])],
+            [("y", F32, None)],
+            [_ints("s", 1), _ints("e", 3)],
+        ),
+        ModelError,
+        r"^Identity node 'id': output 0 \('s'\) redefines initializer 's'; ONNX names each value once$",
+        "id",
+        "Identity",
+    ),
+    "output-redefines-output": (
+        lambda: _model(
+            [_node("Identity", ["x"], ["y"]), helper.make_node("Identity", ["x"], ["y"])],
+            [("x", F32, [2])],
+            [("y", F32, None)],
+        ),
+        ModelError,
+        r"^Identity node #1 \(unnamed\): output 0 \('y'\) redefines output 0 of Identity node 'identity0'",
+        "#1",
+        "Identity",
+    ),
+    "initializer-twice": (
+        lambda: _one("Slice", [4], ["s", "e"], [_ints("s", 1), _ints("e", 3), _ints("s", 0)]),
+        ModelError,
+        r"^initializer 's' is defined twice$",
+        None,
+        None,
+    ),
+    "input-listed-twice": (
+        lambda: _model(
+            [_node("Concat", ["x", "x"], ["y"], axis=0)], [("x", F32, [2]), ("x", F32, [2])], [("y", F32, [4])]
+        ),
+        ModelError,
+        r"^graph input 'x' is listed twice$",
+        None,
+        None,
+    ),
+    # Inputs of a type the schema does not allow: float starts (not truncated), a Pad constant of
+    # another type than the data (one whose cast to it would be 0), inputs joined of two types.
+    "slice-float-starts": (
+        lambda: _one("Slice", [4, 5], ["s", "e"], [_floats("s", 1.5), _ints("e", 3)]),
+        ModelError,
+        r"^Slice node 'slice0': input 1 \('s'\) is tensor\(float\); Slice in opset 18 takes tensor\(int32\) or "
+        r"tensor\(int64\) there$",
+        "slice0",
+        "Slice",
+    ),
+    "pad-constant-of-another-type": (
+        lambda: _one("Pad", [3, 4], ["p", "v"], [_ints("p", 1, 1, 1, 1), _floats("v", 0.5)], dtype=TensorProto.INT32),
+        ModelError,
+        r"^Pad node 'pad0': input 2 \('v'\) is tensor\(float\), input 0 tensor\(int32\); Pad in opset 18 takes "
+        r"one data type for both \(its type T\)$",
+        "pad0",
+        "Pad",
+    ),
+    "concat-data-types": (
+        lambda: _model(
+            [_node("Concat", ["a", "b"], ["y"], axis=0)],
+            [("a", F32, [2]), ("b", TensorProto.DOUBLE, [2])],
+            [("y", F32, [4])],
+        ),
+        ModelError,
+        r"^Concat node 'concat0': input 1 \('b'\) is tensor\(double\), input 0 tensor\(float\); Concat in opset 18 "
+        r"takes one data type for both \(its type T\)$",
+        "concat0",
+        "Concat",
+    ),
+    # Attributes that the schema lacks, or of another type; inputs and outputs it lacks.
+    "unknown-attribute": (
+        lambda: _one("Identity", [2], foo=1),
+        ModelError,
+        r"^Identity node 'identity0': Identity in opset 18 has no attribute 'foo' \(it has none\)$",
+        "identity0",
+        "Identity",
+    ),
+    "attribute-of-an-older-opset": (
+        lambda: _one("Split", [4], opset=18, outputs=2, num_outputs=2, split=[1, 3]),
+        ModelError,
+        r"^Split node 'split0': Split in opset 18 has no attribute 'split' \(its attributes: axis, num_outputs\)$",
+        "split0",
+        "Split",
+    ),
+    "attribute-type": (
+        lambda: _model([_node("Concat", ["x", "x"], ["y"], axis=0.0)], [("x", F32, [2])], [("y", F32, [4])]),
+        ModelError,
+        r"^Concat node 'concat0': attribute 'axis' is FLOAT; Concat in opset 18 takes INT$",
+        "concat0",
+        "Concat",
+    ),
+    "input-count": (
+        lambda: _one("Slice", [4], ["s", "e", "", "", "s"], [_ints("s", 1), _ints("e", 3)]),
+        ModelError,
+        r"^Slice node 'slice0': it has 6 inputs; Slice in opset 18 takes 3 to 5$",
+        "slice0",
+        "Slice",
+    ),
+    "output-count": (
+        lambda: _one("Identity", [2], outputs=2),
+        ModelError,
+        r"^Identity node 'identity0': it has 2 outputs; Identity in opset 18 takes 1 to 1$",
+        "identity0",
+        "Identity",
+    ),
+    # Index inputs are 1-D (onnxruntime refuses others when it runs).
+    "slice-starts-2-d": (
+        lambda: _one(
+            "Slice", [4], ["s", "e"], [numpy_helper.from_array(np.array([[1]], np.int64), "s"), _ints("e", 3)]
+        ),
+        ModelError,
+        r"^Slice node 'slice0': starts \('s'\) has shape \(1, 1\); it must be 1-D$",
+        "slice0",
+        "Slice",
+    ),
+    # A graph output declares its type and shape.
+    "output-without-shape": (
+        lambda: _undeclared(_one("Identity", [2])),
+        ModelError,
+        r"^graph output 0 \('y0'\) declares no shape; ONNX requires a model's outputs to declare their data type "
+        r"and shape$",
+        None,
+        None,
+    ),
+    # A node that reaches no graph output is read as any other (onnxruntime runs it, and refuses
+    # a crop past the input's size when it runs).
+    "node-left-out": (
+        lambda: _model(
+            [_node("Identity", ["x"], ["y"]), _node("Pad", ["x", "p"], ["unused"])],
+            [("x", F32, [1])],
+            [("y", F32, None)],
+            [_ints("p", 0, -2)],
+        ),
+        ModelError,
+        r"^Pad node 'pad0': pads \[0, -2\] crop more than the input's shape \(1,\) holds \(to \(-1,\)\)$",
+        "pad0",
+        "Pad",
+    ),
+    # What only onnx.checker refuses, after load has read the model.
+    "checker": (
+        lambda: _without_ir_version(),
+        ModelError,
+        r"^onnx\.checker refuses the model: The model does not have an ir_version set properly\.$",
+        None,
+        None,
+    ),
 }
+
+
+def _floats(name, *values):
+    return numpy_helper.from_array(np.array(values, np.float32), name)
+
+
+def _without_ir_version():
+    model = _one("Identity", [2])
+    model.ir_version = 0
+    return model
+
+
+def _undeclared(model):
+    model.graph.output[0].type.tensor_type.ClearField("shape")
+    return model
 
 
 def _sparse_model():
