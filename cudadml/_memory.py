@@ -1,8 +1,12 @@
-"""Where an array's memory is: its kind (host or CuPy device), byte address and extent."""
+"""Where an array's memory is: its kind (host or CuPy device), byte address and extent; and how
+much host memory the caches hold (``CACHE``, bounded in bytes, and ``kept``)."""
 
 from __future__ import annotations
 
+import collections
+import functools
 import sys
+import threading
 
 import numpy as np
 
@@ -50,3 +54,264 @@ def byte_extent(a) -> tuple[int, int]:
 
 def ranges_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
+
+
+# ---- what the caches hold -------------------------------------------------------------------
+# Every cache of cudadml whose entries can grow with a call (a join of many arrays, windows of
+# their own sizes, a split into many parts) keeps them in ``CACHE``, one store bounded in bytes:
+# the array functions' compiled calls (``runner``), what ``kept`` memoizes (the windows
+# batches' operators and descriptors, the PyTorch adapter's tables) and what a ``KeptDict``
+# holds (a fused function's traces and compiled graphs). The caches bounded in number whose
+# entries are small and bounded too (parsed indices, tensors of at most eight dimensions,
+# window walks) stay ``functools.lru_cache``s: the most they hold is ``FIXED_BYTES``, left out
+# of ``CACHE``'s bound (``tests/test_cache_memory.py`` fills each and measures).
+
+#: The most host memory, in bytes, that cudadml's caches hold together (the guide's promise;
+#: public as ``cudadml.runner.CACHE_BYTES``).
+CACHE_BYTES = 64 * 2**20
+#: Of ``CACHE_BYTES``, what the caches bounded in number hold at most, filled.
+FIXED_BYTES = 7 * 2**20
+
+# An entry's bytes are estimated from what it holds, counted: per array bound (its layout in the
+# key, its tensor in the descriptor, its binding slot, its copy job), per dimension of each, and
+# for the kernels (CUDA and their host emulation) the launches' parameter structs, whose jobs
+# are padded to the launch's rank. Counting costs under one percent of a compile (16 us for a
+# join of 201 arrays), where a walk of every object it made would cost a third to a half of
+# one. The constants are tracemalloc's measure of joins, splits, slices, windows and fused
+# graphs of 1 to 8 dimensions, rounded up (``tests/test_cache_memory.py`` checks each): an
+# entry is estimated at 1.0 to 1.6 times what it holds, the windows' and fused operators at up
+# to 3 times on the reference backend (their launches are counted, though it makes none).
+# Not counted: what an entry makes later, on first need, for calls its key does not tell
+# apart: narrower launches for arrays at addresses that are not a multiple of their element
+# size, launches of another host backend (``use_host_backend``) than the one it was compiled
+# under, a thread's copy of a launch's parameters where the compiled launcher is missing.
+_ENTRY_BYTES = 2500  # an entry with nothing bound: its key, operator, descriptor and plan
+_ARRAY_BYTES = 900  # per array bound
+_DIM_BYTES = 65  # per dimension of an array, in the key and again in the operator
+_LAUNCH_BYTES = 7000  # per kernel launch prepared
+_JOBS_PER_LAUNCH = 64  # the fewest jobs that a launch of a batch takes (its capacity at rank 8)
+_JOB_BYTES = 600  # per job of a launch (its parameters, their template, its address slots)
+_JOB_DIM_BYTES = 60  # per job and dimension of the launch
+_TENSOR_BYTES = 300  # per tensor of a descriptor: the tuples that list it, its name
+_OWN_TENSOR_BYTES = 400  # per tensor a descriptor holds alone
+
+
+def operator_bytes(op, launched=True) -> int:
+    """Estimated bytes that the ``CompiledOperator`` ``op`` holds beyond ``_ENTRY_BYTES``: its
+    bindings' slots and tensors, its plans and, where ``launched``, the kernels' launches that
+    its first run prepares (the reference backend prepares nothing: it runs the plan)."""
+    slots = op._in + op._out  # one per bound array, whatever the operator (a batch, a graph)
+    nbytes = _ARRAY_BYTES * len(slots) + _DIM_BYTES * sum(len(slot.shape) for slot in slots)
+    if launched:
+        for plan in getattr(op, "plans", None) or (op.plan,):
+            jobs = getattr(plan, "jobs", None)
+            if jobs is None:  # a gradient's, a windows batch's: one launch of the plan's rank
+                count, rank = 1, len(plan.sizes)
+            else:
+                count, rank = len(jobs), max((len(j.sizes) for j in jobs), default=0)
+            nbytes += _LAUNCH_BYTES * (1 + count // _JOBS_PER_LAUNCH) + count * (_JOB_BYTES + _JOB_DIM_BYTES * rank)
+    return nbytes
+
+
+def descriptor_bytes(desc, shared=False) -> int:
+    """Estimated bytes that an operator descriptor holds beyond ``_ENTRY_BYTES``: per tensor,
+    its place in the descriptor's lists and, unless the tensors are ``shared`` (kept by a cache
+    of their own), the tensor itself."""
+    tensors = (*desc.input_tensors, *desc.output_tensors)
+    nbytes = _TENSOR_BYTES * len(tensors)
+    if not shared:
+        nbytes += _OWN_TENSOR_BYTES * len(tensors) + _DIM_BYTES * sum(len(t.sizes) for t in tensors)
+    return nbytes
+
+
+def key_dims(layouts) -> int:
+    """The dimensions of ``layouts`` (a key's ``(shape, ...)`` per array) in all."""
+    return sum(len(layout[0]) for layout in layouts)
+
+
+def entry_bytes(dims, op=None, arrays=0, launched=True) -> int:
+    """Estimated bytes of an entry whose key holds arrays of ``dims`` dimensions in all and whose
+    value is the ``CompiledOperator`` ``op`` (or, for None, ``arrays`` shapes)."""
+    nbytes = _ENTRY_BYTES + _DIM_BYTES * dims
+    return nbytes + (_ARRAY_BYTES * arrays if op is None else operator_bytes(op, launched))
+
+
+def nested_bytes(value) -> int:
+    """``sys.getsizeof`` of ``value`` and of the tuples, lists, dicts, numbers, strings and NumPy
+    arrays in it: what a key or a table of shapes holds. Other objects (dtypes, enums, functions,
+    classes) count nothing: they are shared."""
+    total, stack, getsizeof = 0, [value], sys.getsizeof
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (tuple, list)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.items())
+        elif not isinstance(v, (int, float, complex, str, bytes, np.ndarray)):
+            continue
+        total += getsizeof(v)
+    return total
+
+
+class Kept:
+    """A value that ``kept`` memoizes, as ``Cache`` holds it: its estimated bytes and its mark."""
+
+    __slots__ = ("nbytes", "used", "value")
+
+    def __init__(self, value, nbytes):
+        self.value, self.nbytes, self.used = value, nbytes, False
+
+
+class Cache:
+    """Entries by key, bounded in estimated bytes (each entry's ``nbytes``), dropping the least
+    recently used first as CLOCK approximates it: a hit only marks its entry (``used``; moving
+    it to the back would hash the key, which holds every array's layout, a second time per
+    call); past the bound, the oldest entry goes unless it is marked, in which case it loses
+    its mark and moves to the back. Lookups take no lock (a dict's ``get`` is atomic)."""
+
+    def __init__(self, limit):
+        self.limit, self.nbytes = limit, 0
+        # Oldest first (an OrderedDict finds its first entry at once, where a dict whose first
+        # entries were deleted walks past their holes); ``runner`` reads it on its hit path.
+        self._entries = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self):
+        return len(self._entries)
+
+    def get(self, key):
+        """The entry under ``key``, marked, or None."""
+        entry = self._entries.get(key)
+        if entry is not None:
+            entry.used = True
+        return entry
+
+    def add(self, key, entry):
+        """Keep ``entry`` under ``key`` (unless a thread kept one first: that one is returned),
+        dropping others past the bound; returns the entry kept."""
+        with self._lock:
+            kept = self._entries.setdefault(key, entry)
+            if kept is entry:
+                self.nbytes += entry.nbytes
+                self._trim(entry)
+        return kept
+
+    def _trim(self, newest):
+        """Drop entries, oldest first and sparing marked ones once, until within the bound
+        (``newest`` stays). Every pass unmarks or drops, so it ends."""
+        entries = self._entries
+        while self.nbytes > self.limit and len(entries) > 1:
+            key, oldest = next(iter(entries.items()))
+            if oldest.used or oldest is newest:
+                oldest.used = False
+                entries.move_to_end(key)
+            else:
+                del entries[key]
+                self.nbytes -= oldest.nbytes
+
+    def pop(self, key):
+        """The entry under ``key``, taken out, or None."""
+        with self._lock:
+            entry = self._entries.pop(key, None)
+            if entry is not None:
+                self.nbytes -= entry.nbytes
+        return entry
+
+    def drop(self, keep):
+        """Drop the entries whose key ``keep(key)`` says no to."""
+        with self._lock:
+            for key in [k for k in self._entries if not keep(k)]:
+                self.nbytes -= self._entries.pop(key).nbytes
+
+    def clear(self):
+        with self._lock:
+            self._entries.clear()
+            self.nbytes = 0
+
+
+CACHE = Cache(CACHE_BYTES - FIXED_BYTES)
+
+
+def kept(size):
+    """A decorator: the function memoized in ``CACHE`` (as ``functools.lru_cache`` memoizes,
+    with its ``cache_info()`` and ``cache_clear()``), each entry estimated at its arguments'
+    ``nested_bytes`` plus ``size(value)`` (``operator_bytes``, ``descriptor_bytes``,
+    ``nested_bytes``). For caches whose entries grow with a call, which a bound on their
+    number does not bound. A hit costs about 70 ns more than ``lru_cache``'s."""
+
+    def decorate(function):
+        entries, counts = CACHE._entries, [0, 0]  # hits, misses
+        tag = object()  # the first item of this cache's keys: never another cache's, nor a call
+
+        @functools.wraps(function)
+        def memoized(*args):
+            entry = entries.get((tag, args))
+            if entry is not None:
+                entry.used = True
+                counts[0] += 1
+                return entry.value
+            counts[1] += 1
+            value = function(*args)
+            return CACHE.add((tag, args), Kept(value, _ENTRY_BYTES + nested_bytes(args) + size(value))).value
+
+        def cache_info():
+            held = sum(1 for k in list(entries) if k[0] is tag)
+            return functools._CacheInfo(counts[0], counts[1], None, held)
+
+        def cache_clear():
+            CACHE.drop(lambda k: k[0] is not tag)
+            counts[:] = [0, 0]
+
+        memoized.cache_info, memoized.cache_clear = cache_info, cache_clear
+        return memoized
+
+    return decorate
+
+
+class KeptDict:
+    """A mapping whose values ``CACHE`` keeps (each estimated at ``size(value)`` bytes) and drops
+    when its bound needs the room: ``get`` then finds nothing, and the owner makes the value
+    again. For the caches of an object (a fused function's compiled graphs) that the one bound
+    in bytes covers too. Its owner serialises changes (as it would a dict's)."""
+
+    def __init__(self, size):
+        self._size = size
+        self._keys = collections.OrderedDict()  # this mapping's keys, oldest first (some dropped)
+
+    def get(self, key, default=None):
+        entry = CACHE.get((self, key))
+        return default if entry is None else entry.value
+
+    def __setitem__(self, key, value):
+        entries = CACHE._entries
+        for k in [k for k in self._keys if (self, k) not in entries]:  # (the keys CACHE dropped)
+            del self._keys[k]
+        self._keys[key] = None
+        self._keys.move_to_end(key)
+        CACHE.pop((self, key))  # (a value set again replaces the one kept)
+        CACHE.add((self, key), Kept(value, _ENTRY_BYTES + nested_bytes(key) + self._size(value)))
+
+    def __contains__(self, key):
+        return (self, key) in CACHE._entries
+
+    def __len__(self):
+        return sum((self, k) in CACHE._entries for k in self._keys)
+
+    def values(self):
+        held = [CACHE._entries.get((self, k)) for k in list(self._keys)]
+        return [entry.value for entry in held if entry is not None]
+
+    def move_to_end(self, key):
+        self._keys.move_to_end(key)
+
+    def popitem(self, last=True):
+        """The newest (``last``) or oldest key and value, taken out; KeyError when empty."""
+        while True:
+            key, _ = self._keys.popitem(last)
+            entry = CACHE.pop((self, key))
+            if entry is not None:
+                return key, entry.value
+
+    def clear(self):
+        CACHE.drop(lambda k: k[0] is not self)
+        self._keys.clear()

@@ -22,18 +22,19 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import decimal
 import functools
 import itertools
 import math
+import struct
 import sys
 import threading
 import types
-from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
 
-from . import messages
+from . import _memory, messages
 from .adapters import register_adapter
 from .arrays import strided_slice
 from .calls import common_dtype
@@ -147,14 +148,18 @@ class Traced:
     def __getitem__(self, key):
         if not self.shape and isinstance(key, tuple) and not key:
             return self
+        shape = _new_axes(self.shape, key)
+        if shape is not None:  # the same elements re-described: no node, so any number of dimensions
+            return self.reshape(shape)
         try:
             return strided_slice(self, key, directml_types=False)
         except TypeError as e:
             raise TypeError(f"cudadml.fuse: x[key] is traced as strided_slice (basic indices only): {e}") from None
 
     def copy(self, order="C"):
-        """``x[...]``, copied: a node of the graph."""
-        return self.reshape(self.shape) if not self.shape else strided_slice(self, (), directml_types=False)
+        """The same elements, with no node: a fused function's results are new arrays anyway (and
+        a node would hold at most 8 dimensions)."""
+        return self.reshape(self.shape)
 
     def reshape(self, *shape, order="C"):
         """The same elements in another shape (C order): no node, the graph re-describes them."""
@@ -223,6 +228,24 @@ class Traced:
         raise _refusal(f"x.{name}")
 
     __hash__ = object.__hash__
+
+
+def _new_axes(shape, key):
+    """The shape of ``x[key]`` for a ``key`` that only adds axes (``None``) and takes whole ones
+    (``:``, ``...``); else None."""
+    key = key if type(key) is tuple else (key,)
+    whole = [type(k) is slice and k.start is None and k.stop is None and k.step is None for k in key]
+    if not all(w or k is None or k is Ellipsis for w, k in zip(whole, key)):
+        return None
+    if sum(k is Ellipsis for k in key) > 1 or sum(whole) > len(shape):
+        return None  # (strided_slice says why)
+    dims, out = iter(shape), []
+    for k in key:
+        if k is Ellipsis:
+            out += [next(dims) for _ in range(len(shape) - sum(whole))]
+        else:
+            out.append(1 if k is None else next(dims))
+    return (*out, *dims)
 
 
 for _name, _what in {
@@ -513,15 +536,51 @@ def _flatten(value, arrays, where):
             f"cudadml.fuse: {where} is a {t.__name__}, which is not hashable: a fused function's arguments that are "
             "not arrays are part of the key its traces are kept under (pass a tuple for a list of numbers)"
         ) from None
-    return ("value", t, value)
+    return _Value(value)
+
+
+class _Value:
+    """A non-array argument in the key a trace is kept under: the same argument only where the
+    function would see the same value (``_exact``), not merely an equal one."""
+
+    __slots__ = ("key", "value")
+
+    def __init__(self, value):
+        self.value, self.key = value, _exact(value)
+
+    def __eq__(self, other):
+        return type(other) is _Value and self.key == other.key
+
+    def __hash__(self):
+        return hash(self.key)
+
+
+def _exact(value):
+    """What a function can read from the hashable ``value``, as a key: its type and, for numbers,
+    their bits (``==`` takes 0.0 for -0.0, 1 for True or 1.0, and no NaN for another), in tuples,
+    frozensets and slices too; any other value as its type and ``==`` have it."""
+    t = type(value)
+    if isinstance(value, np.generic):
+        return t, value.dtype, value.tobytes()
+    if isinstance(value, (float, complex)):
+        return t, struct.pack("<dd", value.real, value.imag)
+    if t is decimal.Decimal:  # sign, digits and exponent: Decimal("1.0") == Decimal("1")
+        return t, value.as_tuple()
+    if isinstance(value, tuple):  # namedtuples too
+        return t, tuple(map(_exact, value))
+    if isinstance(value, frozenset):
+        return t, frozenset(map(_exact, value))
+    if t is slice:
+        return t, _exact(value.start), _exact(value.stop), _exact(value.step)
+    return t, value
 
 
 def _rebuild(structure, leaves):
     """``_flatten``'s inverse: ``structure`` with its arrays taken from the iterator ``leaves``."""
+    if type(structure) is _Value:
+        return structure.value
     if structure is _ARRAY or structure == _ARRAY:
         return next(leaves)
-    if structure[0] == "value":
-        return structure[2]
     kind, items = structure
     return kind(_rebuild(s, leaves) for s in items)
 
@@ -585,12 +644,17 @@ class _Layout:
 def _layout(a, itemsize):
     """``_Layout`` of the NumPy or CuPy array ``a`` (its elements as ``itemsize``-byte words, two
     per element for 16-byte ones), or None where a graph cannot describe it (strides or an
-    address that are not whole elements, too many dimensions): then a copy is bound."""
+    address that are not whole elements, too many dimensions unless C-contiguous): then a copy
+    is bound."""
     shape, strides = a.shape, a.strides
     if a.dtype.itemsize != itemsize:  # 16-byte elements as pairs of words
         shape, strides = (*shape, 2), (*strides, itemsize)
     if not shape:
         shape, strides = (1,), (0,)
+    if len(shape) > MAX_DIMENSIONS:  # more than a tensor holds: C-contiguous words are one dimension
+        if not a.flags.c_contiguous:
+            return None
+        shape, strides = (math.prod(shape),), (itemsize,)
     address = a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
     if address % itemsize or any(s % itemsize for n, s in zip(shape, strides) if n > 1):
         return None
@@ -637,6 +701,21 @@ class _Compiled:
         self.out_needs = [t.total_tensor_size_in_bytes for t in graph.output_tensors]
 
 
+def _graph_bytes(compiled):
+    """Estimated bytes of a ``_Compiled`` graph: its operator and its graph's nodes."""
+    nodes = compiled.op.desc.nodes
+    return _memory.operator_bytes(compiled.op) + sum(_memory.descriptor_bytes(n.operator) for n in nodes)
+
+
+def _program_bytes(program):
+    """Estimated bytes of a ``_Program``: its trace's nodes (their descriptors, the arrays they
+    take and give) and its arrays (its graphs are kept apart)."""
+    trace = program.inputs[0]._trace if program.inputs else None
+    nodes = trace.nodes if trace else ()
+    arrays = len(program.inputs) + len(program.outputs) + sum(len(n.args) + len(n.results) for n in nodes)
+    return sum(_memory.descriptor_bytes(n.desc) for n in nodes) + _memory.entry_bytes(0, arrays=arrays)
+
+
 class _Program:
     """A finished trace: its inputs (traced arrays, in the arguments' order), its results
     (``outputs``: each distinct traced array returned; ``leaves``: per returned array, an index
@@ -670,7 +749,7 @@ class _Program:
         self.used = sorted(used)
         for k in self.used:
             _words(inputs[k].dtype)
-        self.graphs, self.backwards = OrderedDict(), {}
+        self.graphs, self.backwards = _memory.KeptDict(_graph_bytes), {}  # (the graphs bounded in bytes)
         self._lock = threading.Lock()
 
     def execute(self, kind, device, arrays, outs):
@@ -911,7 +990,7 @@ class Fused:
     def __init__(self, fn: Callable):
         functools.update_wrapper(self, fn)
         self._fn = fn
-        self._programs: OrderedDict = OrderedDict()
+        self._programs = _memory.KeptDict(_program_bytes)  # (the traces bounded in bytes)
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -1183,10 +1262,13 @@ def fuse(fn: Callable | None = None) -> Fused | Callable[[Callable], Fused]:
     Notes
     -----
     Traces are kept per argument structure, kind, dtype, shape and device, and the non-array
-    arguments (the latest 64); each keeps a graph compiled per layout of its arrays (strides,
-    and their address modulo 16: graph inputs are buffers, and a tensor's window reads an array
-    that starts past its aligned address or has negative strides) (the latest 16). The
-    function's Python code runs only when it is traced.
+    arguments as the function sees them (the latest 64): of the same type and, for numbers, the
+    same bits (0.0 and -0.0, or NaNs of two payloads, are two arguments; two NaNs of one payload
+    are one), in tuples, lists, frozensets and slices too; other objects by ``==``. Each keeps a
+    graph compiled per layout of its arrays (strides, and their address modulo 16: graph inputs
+    are buffers, and a tensor's window reads an array that starts past its aligned address or
+    has negative strides) (the latest 16). The function's Python code runs only when it is
+    traced.
 
     With PyTorch, the backward is the graph of the gradients (SLICE and SLICE1 give SLICE_GRAD,
     SLICE_GRAD gives SLICE1, SPLIT and JOIN each other, the chain reversed), run as one launch.

@@ -653,8 +653,12 @@ def _reshaped(pieces, a_sizes, b_sizes, where):
         return pieces
     found = _refinement(a_sizes, b_sizes)
     if found is None:
-        # No common refinement ((4, 6) as (6, 4)): through the flat index, run by run.
-        flat = [(source, offset, (_merge_run(list(dims), list(a_sizes)),)) for source, offset, dims in pieces]
+        # No common refinement ((4, 6) as (6, 4)): through the flat index, run by run (of
+        # dimensions without extra axes: _merge_run reads none).
+        flat = [
+            (source, offset, (_merge_run(list(dims), list(a_sizes)),))
+            for source, offset, dims in _expanded(pieces, where)
+        ]
         out = []
         for source, offset, ((lo, step, count, stride, _),) in _expanded(flat, where):
             for o, split in _split_dim(lo, step, count, stride, list(b_sizes)):

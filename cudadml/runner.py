@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import operator
 import sys
-import threading
-from collections import OrderedDict
 
 import numpy as np
 
-from . import messages
+from . import _memory, messages
 from ._memory import address_of, element_strides
-from .backends import CUDA
+from .backends import CUDA, REFERENCE, host_backend
 from .bindings import check_element_dtype
 from .calls import Call, common_dtype
 from .compiled import CompiledOperator, check_views
@@ -39,12 +37,9 @@ from .tensor import MAX_DIMENSIONS, packed_strides
 
 __all__ = ["CACHE_BYTES", "ELEMENT_STRIDES", "PLAIN", "describe", "entry_for", "run", "run_on_device"]
 
-#: Bound on the estimated bytes of the compiled operators the array functions keep; the least
-#: recently used are dropped past it. An entry costs about ``_ENTRY_BYTES`` plus
-#: ``_BINDING_BYTES`` per bound array (a 10 000-part split about 15 MiB).
-CACHE_BYTES = 64 * 2**20
-_ENTRY_BYTES = 4096
-_BINDING_BYTES = 1536
+#: The most host memory, in bytes, that cudadml's caches hold together (64 MiB): the compiled
+#: operators of the array functions' calls and everything else they keep (``_memory``).
+CACHE_BYTES = _memory.CACHE_BYTES
 #: Parts of a split share one allocation, each starting at a multiple of this many bytes.
 _PART_ALIGNMENT = 16
 _DTYPE, _SHAPE, _STRIDES = operator.attrgetter("dtype"), operator.attrgetter("shape"), operator.attrgetter("strides")
@@ -56,66 +51,20 @@ class _Entry:
     """A call's compiled operator (None when nothing is moved), its result shapes, the inputs
     and results it binds (None: all), whether a result nothing moves into is zeros, and for
     several results the byte offset of each in their one allocation (``total`` bytes);
-    ``used``: hit since the cache last passed over it."""
+    ``nbytes``: its estimated size (``_memory.entry_bytes``), ``used``: hit since the cache
+    last passed over it."""
 
     __slots__ = ("bound_inputs", "bound_outputs", "nbytes", "offsets", "op", "shapes", "total", "used", "zeros")
 
     def __init__(self, op, shapes, bound_inputs=None, bound_outputs=None, *, zeros=False, offsets=None, total=0):
         self.op, self.shapes, self.zeros = op, shapes, zeros
         self.bound_inputs, self.bound_outputs = bound_inputs, bound_outputs
-        self.offsets, self.total, self.used = offsets, total, False
-        self.nbytes = _ENTRY_BYTES + _BINDING_BYTES * len(shapes)
+        self.offsets, self.total, self.used, self.nbytes = offsets, total, False, 0
 
 
-class _Cache:
-    """Entries by call, bounded in estimated bytes, dropping the least recently used first as
-    CLOCK approximates it: a hit only marks its entry (moving it to the back would hash the key,
-    which holds every array's layout, a second time per call); past the bound, the oldest entry
-    goes unless it is marked, in which case it loses its mark and moves to the back."""
-
-    def __init__(self, limit):
-        self.limit, self.nbytes = limit, 0
-        self._entries = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __len__(self):
-        return len(self._entries)
-
-    def get(self, call):
-        """The entry for ``call``; on a miss ``_build(call)`` makes it (and may raise: a call
-        that breaks a rule leaves nothing behind)."""
-        entry = self._entries.get(call)
-        if entry is not None:
-            entry.used = True
-            return entry
-        entry = _build(call)
-        with self._lock:
-            if call not in self._entries:
-                self._entries[call] = entry
-                self.nbytes += entry.nbytes
-                self._trim(entry)
-        return entry
-
-    def _trim(self, newest):
-        """Drop entries, oldest first and sparing marked ones once, until within the bound
-        (``newest`` stays). Every pass unmarks or drops, so it ends."""
-        entries = self._entries
-        while self.nbytes > self.limit and len(entries) > 1:
-            key, oldest = next(iter(entries.items()))
-            if oldest.used or oldest is newest:
-                oldest.used = False
-                entries.move_to_end(key)
-            else:
-                del entries[key]
-                self.nbytes -= oldest.nbytes
-
-    def clear(self):
-        with self._lock:
-            self._entries.clear()
-            self.nbytes = 0
-
-
-_CACHE = _Cache(CACHE_BYTES)
+#: The store of every cache whose entries grow with a call, bounded in estimated bytes: the
+#: compiled calls (keyed by ``Call``), and what ``_memory.kept`` memoizes beside them.
+_CACHE = _memory.CACHE
 _ENTRIES = _CACHE._entries
 
 
@@ -230,9 +179,9 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
     )
     entry = _ENTRIES.get(call)
     if entry is None:
-        entry = _CACHE.get(call)
+        entry = _compiled(call)
     else:
-        entry.used = True  # as _Cache.get marks a hit, without the call
+        entry.used = True  # as Cache.get marks a hit, without the call
     if entry.bound_inputs is not None:
         inputs = [inputs[k] for k in entry.bound_inputs]
     if outs is not None:
@@ -283,8 +232,8 @@ def entry_for(operation, kind, device, dtype, layouts, out_layouts):
     call = _new_call(Call, (operation.function, operation, kind, device, dtype, layouts, out_layouts))
     entry = _ENTRIES.get(call)
     if entry is None:
-        return _CACHE.get(call)
-    entry.used = True  # as _Cache.get marks a hit, without the call
+        return _compiled(call)
+    entry.used = True  # as Cache.get marks a hit, without the call
     return entry
 
 
@@ -409,6 +358,24 @@ def _result_view(name, k, out_layout, shape, dtype, per_element=None):
     if elements is None:
         raise BindingError([f"{where}: out has strides {out_strides}, not whole {dtype.itemsize}-byte elements"])
     return out_shape, elements
+
+
+def _compiled(call):
+    """The entry of ``call`` on a miss: built (which raises for a call that breaks a rule,
+    leaving nothing behind), estimated and kept, or the one another thread kept meanwhile."""
+    entry = _CACHE.get(call)
+    if entry is None:
+        entry = _build(call)
+        kind, out_layouts = call.kind, call.out_layouts
+        # The reference backend runs the plan itself; the kernels (and their emulation) prepare
+        # launches, at the first run, for the backend of this thread (``host_backend``).
+        launched = kind != "numpy" or host_backend() is not REFERENCE
+        dims = _memory.key_dims(call.layouts) + sum(map(len, entry.shapes))
+        if out_layouts is not None:
+            dims += _memory.key_dims(out_layouts)
+        entry.nbytes = _memory.entry_bytes(dims, entry.op, len(call.layouts) + len(entry.shapes), launched)
+        entry = _CACHE.add(call, entry)
+    return entry
 
 
 def _build(call):

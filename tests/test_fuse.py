@@ -1,12 +1,24 @@
 """``cudadml.fuse``: functions of data-movement calls traced into one graph, against the same
 functions run eagerly (NumPy on the reference backend and on the emulated kernels, CuPy on the
-GPU), bit for bit; the trace cache; the refusals; PyTorch's forward and backward."""
+GPU), bit for bit; the trace cache; a fuzzer of random functions (30 per backend, ``pytest -m
+fuzz``: 4000); the refusals; PyTorch's forward and backward."""
 
+import collections
+import math
+import numbers
+import pickle
 import re
+import struct
 import sys
+import zlib
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import strategies as st
 
 import cudadml as cd
 import cudadml.numpy as cnp
@@ -214,6 +226,53 @@ def test_arrays_of_any_layout(xp, rng, poisoned):
     assert poisoned()
 
 
+#: Arrays of more dimensions than a tensor holds (8; as pairs of 8-byte words, 7 of 16-byte elements).
+HIGH_RANKS = [
+    ((2, 1, 3, 1, 2, 2, 1, 2, 2), np.float32),
+    ((1, 2) * 5, np.uint8),
+    ((2, 1, 2, 1, 1, 3, 1, 2, 1, 1, 2), np.int16),
+    ((2, 1, 2, 1, 3, 1, 2, 2), np.complex128),
+    ((3, 1, 2, 1, 2, 1, 2), np.complex128),
+]
+HIGH_RANK_FNS = {
+    "itself": lambda x: x,
+    "every_other": lambda x: x.reshape(-1)[::2],
+    "reshaped": lambda x: (
+        x[None],
+        cd.join([x.reshape(-1)[1::2], x.reshape(-1)], axis=0, directml_types=False),
+        cd.strided_slice(x.reshape(2, -1), np.s_[::-1, 1::2], directml_types=False),
+        x,
+    ),
+}
+NUMPY_HIGH_RANK_FNS = {  # (cudadml.numpy takes NumPy arrays; torch's copy is clone)
+    "copied": lambda x: x.copy(),
+    "numpy": lambda x: (cnp.flip(x, 1), cnp.concatenate([x, x], axis=-1), cnp.stack([x, cnp.flip(x, 0)]), x),
+}
+
+
+@pytest.mark.parametrize("fn", sorted({**HIGH_RANK_FNS, **NUMPY_HIGH_RANK_FNS}))
+@pytest.mark.parametrize(("shape", "dtype"), HIGH_RANKS)
+def test_arrays_of_more_dimensions_than_a_tensor_holds(xp, rng, poisoned, shape, dtype, fn):
+    """Bound as one dimension where C-contiguous (else copied first), as the eager calls take them."""
+    fn = {**HIGH_RANK_FNS, **NUMPY_HIGH_RANK_FNS}[fn]
+    fused = cd.fuse(fn)
+    x = random_array(shape, dtype, rng, xp)
+    shifted = xp.empty(x.size + 1, x.dtype)[1:].reshape(shape)  # C-contiguous, past 16-byte alignment
+    shifted[...] = x
+    for view in [*_layouts(x, xp), shifted]:
+        _same(fused(view), fn(view))
+        assert poisoned()
+
+
+def test_torch_arrays_of_more_dimensions_than_a_tensor_holds(torch):
+    for shape, dtype in [((2, 1, 3, 1, 2, 2, 1, 2, 2), torch.float64), ((2, 1, 2, 1, 3, 1, 2, 2), torch.complex128)]:
+        _check_torch(torch, HIGH_RANK_FNS["reshaped"], shape, dtype=dtype)  # forward and backward
+        x = _integers(torch, shape, torch.Generator().manual_seed(1), dtype=dtype).flip(0)  # (copied first)
+        for fn in HIGH_RANK_FNS.values():
+            got, expected = _leaves(cd.fuse(fn)(x)), _leaves(fn(x))
+            assert len(got) == len(expected) and all(torch.equal(g, e) for g, e in zip(got, expected))
+
+
 def test_the_function_is_traced_once_per_layout_of_its_arguments(rng):
     traces = []
 
@@ -251,6 +310,64 @@ def test_the_cache_is_bounded(rng, monkeypatch):
     for k in range(6):
         assert np.array_equal(fused(x, k), x[k:])
     assert len(fused._programs) == 3
+
+
+def _nan(payload, sign=0):
+    """A float NaN of ``payload`` (its low mantissa bits): a new object at each call."""
+    return struct.unpack("<d", struct.pack("<Q", sign << 63 | 0x7FF8 << 48 | payload))[0]
+
+
+def _nan32(payload):
+    return np.uint32(0x7FC00000 | payload).view(np.float32)
+
+
+Point = collections.namedtuple("Point", "x y")
+
+#: Arguments that ``==`` (or nothing, for NaNs) takes for one another, but which a function can
+#: tell apart (their types, signs, payloads, exponents, units): each is an argument of its own.
+LOOKALIKES = {
+    "zeros": [0.0, -0.0, 0, False, np.float64(0.0), np.float64(-0.0), np.float32(-0.0), np.float16(0.0),
+              np.int64(0), np.bool_(False), 0j, complex(0.0, -0.0), complex(-0.0, 0.0), np.complex64(-0.0),
+              Decimal("0"), Decimal("-0"), Decimal("0.00"), Fraction(0)],
+    "ones": [1, True, 1.0, np.int64(1), np.int32(1), np.uint8(1), np.float32(1), np.float64(1), np.bool_(True),
+             1 + 0j, np.complex64(1), Decimal("1"), Decimal("1.0"), Fraction(1)],
+    "nans": [_nan(0), _nan(1), _nan(0, sign=1), _nan(2**51 - 1), np.float64(_nan(5)), _nan32(0), _nan32(3),
+             complex(_nan(0), 0.0), complex(_nan(7), 0.0), complex(0.0, _nan(0))],
+    "others": [np.datetime64(1, "D"), np.datetime64(24, "h"), "a", np.str_("a"), b"a", np.bytes_(b"a"), None],
+    "containers": [(0.0, 1), (-0.0, 1), (0.0, True), (_nan(1),), (_nan(2),), [0.0], [-0.0], [False],
+                   Point(0.0, 1), Point(-0.0, 1), frozenset({0.0}), frozenset({-0.0}), frozenset({False}),
+                   ((0.0,),), ((-0.0,),), (None,)],
+}  # fmt: skip
+if sys.version_info >= (3, 12):  # slices are hashable
+    LOOKALIKES["containers"] += [slice(0.0), slice(-0.0), slice(False)]
+
+
+@pytest.mark.parametrize("group", sorted(LOOKALIKES))
+def test_a_trace_is_kept_per_argument_as_the_function_sees_it(rng, group):
+    values = LOOKALIKES[group]
+    index = {pickle.dumps(v): k for k, v in enumerate(values)}  # its bytes: all a function can read of it
+    assert len(index) == len(values)
+    fused = cd.fuse(lambda x, v: x[index[pickle.dumps(v)] :])
+    x = random_array((len(values) + 1,), np.float32, rng)
+    for v in [*values, *values]:
+        _same(fused(x, v), fused.__wrapped__(x, v))
+    assert len(fused._programs) == len(values)
+
+
+def test_a_nan_argument_finds_its_trace(rng):
+    """Arguments equal in type and bits are one argument, NaNs (which ``==`` never equates) too."""
+    traces = []
+
+    @cd.fuse
+    def fn(x, v):
+        traces.append(v)
+        return x[::-1]
+
+    x = random_array((4,), np.int8, rng)
+    for make in (lambda: _nan(3), lambda: np.float64(_nan(3)), lambda: complex(0.0, _nan(3)), lambda: (_nan(3),)):
+        fn(x, make())
+        fn(x, make())
+    assert len(traces) == 4
 
 
 def test_arguments_results_and_copies(rng):
@@ -294,6 +411,239 @@ def test_descriptor_errors_are_the_eager_calls(rng):
     with pytest.raises(cd.DescriptorError) as eager_error:
         fused.__wrapped__(x)
     assert str(fused_error.value) == str(eager_error.value)
+
+
+# ---- the fuzzer: random functions of array calls, fused against their eager calls ----------------------
+#
+# A drawn function chains calls on its array argument: ``cudadml.numpy``'s (any number of
+# dimensions), reshapes and new axes, and where a tensor holds the dimensions (8, 16-byte elements
+# as pairs of words: 7), basic indexing, ``pad`` and ``split``; some of them under conditions that
+# read its scalar argument (its sign, type, NaN-ness, bytes). Arrays of 1 to 11 dimensions (16-byte
+# elements: 1 to 8), of fresh random bits at each call, laid out in several ways; one fused function
+# is called several times with scalars that ``==`` may take for one another. Each result must be
+# the eager call's, byte for byte (or the same error). A failure prints the case as Python.
+
+#: Scalar arguments, as code (evaluated at each call: a new object each time, NaNs too).
+SCALARS = ["0.0", "-0.0", "0", "False", "True", "1", "1.0", "1j", "np.int64(1)", "np.float32(1)", "np.float32(-0.0)",
+           "np.float64(-0.0)", "np.bool_(True)", "complex(0.0, -0.0)", "_nan(0)", "_nan(1)", "_nan(0, sign=1)",
+           "_nan32(2)", "np.float64(_nan(3))", "None", "'a'", "(0.0, True)", "(-0.0, 1)", "(_nan(1),)",
+           "Decimal('-0')", "Decimal('0.0')"]  # fmt: skip
+#: Conditions on the scalar ``v`` that a drawn function branches on.
+READINGS = ["_sign(v) < 0", "type(v) is bool", "v != v", "_bits(v) % 3 == 0", "isinstance(v, np.generic)"]
+LAYOUTS = ["contiguous", "shifted", "reversed", "gapped", "broadcast"]
+FUZZ_DTYPES = ["uint8", "bool", "float16", "float32", "int64", "complex128"]
+MOST_ELEMENTS = 2048  # per value a drawn function makes
+
+
+def _sign(v):
+    """The sign of the first number in ``v`` (a tuple's items too), as ``math.copysign`` reads it."""
+    for u in v if type(v) is tuple else (v,):
+        if isinstance(u, (numbers.Number, np.bool_)):
+            return math.copysign(1.0, u.real)
+    return 1.0
+
+
+def _bits(v):
+    """A number of every byte of ``v``."""
+    return zlib.crc32(pickle.dumps(v))
+
+
+def _laid_out(x, layout, xp=np):
+    """``x``'s values in a view of ``layout``: C-contiguous, C-contiguous one word (at most 8
+    bytes) past a 16-byte-aligned address, reversed on the first axis, every other element of a
+    wider array, or the first row broadcast along the first axis (the values change)."""
+    if layout == "broadcast":
+        return xp.broadcast_to(x[:1], x.shape)
+    if layout == "contiguous":
+        return x
+    if layout == "shifted":
+        word = min(x.itemsize, 8)
+        view = aligned_empty(x.nbytes + word, xp)[word:].view(x.dtype).reshape(x.shape)
+    elif layout == "reversed":
+        view = xp.empty_like(x)[::-1]
+    else:
+        view = xp.empty((*x.shape[:-1], 2 * x.shape[-1]), x.dtype)[..., ::2]
+    view[...] = x
+    return view
+
+
+def _split_sizes(n, parts):
+    """The sizes of ``numpy.array_split``'s parts."""
+    return [n // parts + (k < n % parts) for k in range(parts)]
+
+
+def _regroup(draw, size):
+    """A shape of 1 to 11 dimensions holding ``size`` elements."""
+    shape = [1] * draw(st.integers(1, 11))
+    rest, p = size, 2
+    while rest > 1:
+        while rest % p == 0:
+            shape[draw(st.integers(0, len(shape) - 1))] *= p
+            rest //= p
+        p += 1
+    return tuple(shape)
+
+
+def _call(draw, shape, dtype, same_shape):
+    """A drawn call on ``y`` of ``shape`` (as code) and its result's shape: one that keeps the
+    shape, or with ``same_shape`` false, any. Calls that record a node of ``y``'s own shape only
+    where a tensor holds its dimensions."""
+    rank, size = len(shape), math.prod(shape)
+    held = rank + (np.dtype(dtype).itemsize == 16) <= 8
+    axis = draw(st.integers(0, rank - 1))
+    calls = ["flip", "roll", "rejoin", "reversed"]
+    if not same_shape:
+        calls += ["twice", "stack", "part", "flat", "regroup", "new_axis"]
+        calls += ["index", "pad", "split"] if held else []
+    call = draw(st.sampled_from(calls))
+    n = shape[axis]
+    if call == "flip":
+        return f"cnp.flip(y, {draw(st.sampled_from([None, axis]))})", shape
+    if call == "roll":
+        return f"cnp.roll(y, {draw(st.integers(-3, 3))}, axis={axis})", shape
+    if call == "rejoin":
+        return f"cnp.concatenate(cnp.array_split(y, {draw(st.integers(1, 3))}, axis={axis})[::-1], axis={axis})", shape
+    if call == "reversed":
+        return f"y.reshape(-1)[::-1].reshape({shape})", shape
+    if call == "twice" and 2 * size <= MOST_ELEMENTS:
+        return f"cnp.concatenate([y, cnp.flip(y, {axis})], axis={axis})", (*shape[:axis], 2 * n, *shape[axis + 1 :])
+    if call == "stack" and 2 * size <= MOST_ELEMENTS and rank < 12:
+        at = draw(st.integers(0, rank))
+        return f"cnp.stack([y, cnp.roll(y, 1, axis={axis})], axis={at})", (*shape[:at], 2, *shape[at:])
+    if call == "part":
+        parts = draw(st.integers(1, 3))
+        k = draw(st.integers(0, parts - 1))
+        along = _split_sizes(n, parts)[k]
+        return f"cnp.array_split(y, {parts}, axis={axis})[{k}]", (*shape[:axis], along, *shape[axis + 1 :])
+    if call == "flat":
+        start, step = draw(st.integers(0, 3)), draw(st.sampled_from([1, 2, -1, -3]))
+        return f"y.reshape(-1)[{start}::{step}]", (len(range(size)[start::step]),)
+    if call == "regroup" and size:
+        new = _regroup(draw, size)
+        return f"y.reshape{new}", new
+    if call == "new_axis" and rank < 12:
+        at = draw(st.integers(0, rank))
+        return f"y[{'..., ' if at == rank else ':, ' * at}None]", (*shape[:at], 1, *shape[at:])
+    if call == "index":
+        key, out = [], []
+        for at, d in enumerate(shape):
+            if d and draw(st.integers(0, 4)) == 0 and (out or at < rank - 1):  # (ints alone give NumPy a scalar)
+                key.append(str(draw(st.integers(-d, d - 1))))
+                continue
+            start, stop = draw(st.sampled_from([None, 0, 1, -1])), draw(st.sampled_from([None, 2, -1]))
+            step = draw(st.sampled_from([None, 1, 2, -1, -2]))
+            bounds = (start, stop) if step is None else (start, stop, step)
+            key.append(":".join("" if b is None else str(b) for b in bounds))
+            out.append(len(range(d)[start:stop:step]))
+        return f"y[{', '.join(key)},]", tuple(out)
+    if call == "pad" and size and 2 * size <= MOST_ELEMENTS:
+        widths = [(draw(st.integers(0, 1)), draw(st.integers(0, 1))) for _ in shape]
+        return f"cnp.pad(y, {widths})", tuple(d + a + b for d, (a, b) in zip(shape, widths))
+    if call == "split" and n:
+        parts = draw(st.sampled_from([p for p in (1, 2, 3) if n % p == 0]))
+        k = draw(st.integers(0, parts - 1))
+        code = f"cd.split(y, parts={parts}, axis={axis}, directml_types=False)[{k}]"
+        return code, (*shape[:axis], n // parts, *shape[axis + 1 :])
+    return f"cnp.flip(y, {axis})", shape
+
+
+@dataclass
+class FusedCase:
+    """A drawn function (its source), the shape and dtype of its array, and its calls: per call,
+    the seed of the array's bits, its layout and the scalar (as code)."""
+
+    source: str
+    shape: tuple
+    dtype: str
+    calls: list
+
+    def text(self):
+        """The case as Python (with this file's helpers)."""
+        return "\n".join(
+            [
+                "from tests.test_fuse import Decimal, _bits, _laid_out, _nan, _nan32, _same, _sign, cd, cnp, np",
+                "from cudadml.testing import random_array",
+                self.source,
+                "fused = cd.fuse(fn)",
+                f"for seed, layout, v in [{', '.join(f'({s}, {layout!r}, {v})' for s, layout, v in self.calls)}]:",
+                f"    x = _laid_out(random_array({self.shape}, {self.dtype!r}, np.random.default_rng(seed)), layout)",
+                "    _same(fused(x, v), fn(x, v))",
+            ]
+        )
+
+
+@st.composite
+def fused_cases(draw):
+    dtype = draw(st.sampled_from(FUZZ_DTYPES))
+    high, most = (8, 8) if dtype == "complex128" else (9, 11)  # from high on, more than a tensor holds
+    rank = draw(st.one_of(st.integers(1, high - 1), st.integers(high, most)))
+    shape = [draw(st.integers(1, 3)) for _ in range(rank)]
+    while math.prod(shape) > 256:
+        shape[shape.index(max(shape))] -= 1
+    shape = first = tuple(shape)
+    lines = ["def fn(x, v):", "    y = x"]
+    for _ in range(draw(st.integers(1, 4))):
+        if draw(st.integers(0, 2)) == 0:  # a branch on the scalar
+            (a, _), (b, _) = _call(draw, shape, dtype, True), _call(draw, shape, dtype, True)
+            lines += [f"    if {draw(st.sampled_from(READINGS))}:", f"        y = {a}", "    else:", f"        y = {b}"]
+        else:
+            code, shape = _call(draw, shape, dtype, False)
+            lines.append(f"    y = {code}")
+    lines.append(f"    return {draw(st.sampled_from(['y', '(y, x)', '[y, (x[None], y)]']))}")
+    calls = [
+        (draw(st.integers(0, 2**32 - 1)), draw(st.sampled_from(LAYOUTS)), draw(st.sampled_from(SCALARS)))
+        for _ in range(draw(st.integers(1, 4)))
+    ]
+    return FusedCase("\n".join(lines), first, dtype, calls)
+
+
+def _check_fused_case(xp, poisoned, case):
+    note(case.text())
+    event(f"{len(case.shape)} dimensions" + (" of complex128" if case.dtype == "complex128" else ""))
+    if "    if " in case.source:
+        event("branches on its scalar")
+    names = {"np": np, "cd": cd, "cnp": cnp, "Decimal": Decimal, "_sign": _sign, "_bits": _bits}
+    names |= {"_nan": _nan, "_nan32": _nan32}
+    exec(case.source, names)
+    fn = names["fn"]
+    fused = cd.fuse(fn)
+    for seed, layout, scalar in case.calls:
+        x = _laid_out(random_array(case.shape, case.dtype, np.random.default_rng(seed), xp), layout, xp)
+        v = eval(scalar, names)
+        try:
+            want = fn(x, v)
+        except Exception as e:  # the traced calls must refuse it in the same words
+            event(f"refused: {type(e).__name__}")
+            with pytest.raises(type(e)) as got:
+                fused(x, v)
+            assert str(got.value) == str(e)
+            continue
+        _same(fused(x, v), want)
+        assert poisoned()
+
+
+FUZZ_SHORT = settings(
+    max_examples=30, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+FUZZ_LONG = settings(
+    max_examples=4000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+@FUZZ_SHORT
+@given(case=fused_cases())
+def test_random_functions_fused_are_eager(xp, poisoned, case):
+    _check_fused_case(xp, poisoned, case)
+
+
+@pytest.mark.fuzz
+@FUZZ_LONG
+@given(case=fused_cases())
+def test_many_random_functions_fused_are_eager(xp, poisoned, case):
+    _check_fused_case(xp, poisoned, case)
 
 
 # ---- refusals -----------------------------------------------------------------------------------------
@@ -379,16 +729,16 @@ def _leaves(result):
     return [result]
 
 
-def _check_torch(torch, fn, shape, *extra, device="cpu", seed=0):
+def _check_torch(torch, fn, shape, *extra, device="cpu", seed=0, dtype=None):
     generator = torch.Generator().manual_seed(seed)
     fused = cd.fuse(fn)
-    x = _integers(torch, shape, generator, device).requires_grad_()
+    x = _integers(torch, shape, generator, device, dtype).requires_grad_()
     got, expected = _leaves(fused(x, *extra)), _leaves(fn(x, *extra))
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         assert g.dtype == e.dtype and g.device == e.device and g.is_contiguous() and torch.equal(g, e)
         assert g.grad_fn is not None and type(g.grad_fn).__name__ == "FusedBackward"
-    grads = [_integers(torch, e.shape, generator, device) for e in expected]
+    grads = [_integers(torch, e.shape, generator, device, e.dtype) for e in expected]
     (fused_grad,) = torch.autograd.grad(got, x, grads)
     (eager_grad,) = torch.autograd.grad(expected, x, grads)
     assert torch.equal(fused_grad, eager_grad)

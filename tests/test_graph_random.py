@@ -10,8 +10,9 @@ broadcast (zero-stride) layouts, node outputs with padded and transposed layouts
 two tensors differ in ``TotalTensorSizeInBytes`` and base offset alignment, nodes that feed
 nothing, and nodes, edges, graph inputs and graph outputs in shuffled orders. Some graphs hold
 patterns the compiler folds (Focus: SLICEs at every phase of a stride, joined; a SPLIT joined
-in another order; a crop padded back by SLICE_GRAD), and one in four moves long rows
-(contiguous innermost dimensions of 16 bytes or more, the row kernels' case).
+in another order, at times read on through two reshape edges; a crop padded back by
+SLICE_GRAD), and one in four moves long rows (contiguous innermost dimensions of 16 bytes or
+more, the row kernels' case).
 
 The oracle runs the graph node by node in NumPy from the operators' definitions in SPEC.md
 (``Output[c] = Input[Offsets + Strides * c]``, a window's copy start, zeros elsewhere for
@@ -575,10 +576,12 @@ class _Builder:
 
     def add_pattern(self, budget):
         """Focus (SLICEs of one tensor at every phase of a stride, joined), a SPLIT whose parts
-        are joined in another order, or a crop (SLICE1) padded back by SLICE_GRAD with its
-        window. At most ``budget`` nodes (3 or more)."""
+        are joined in another order (with a budget of 4, at times read on through two reshape
+        edges), or a crop (SLICE1) padded back by SLICE_GRAD with its window. At most
+        ``budget`` nodes (3 or more)."""
         draw = self.draw
-        pattern = draw(st.sampled_from(["focus", "rejoin", "crop and pad"]))
+        refold = budget >= 4 and self.reshapes and not self.rows
+        pattern = draw(st.sampled_from(["focus", "rejoin", "crop and pad", *["refold"] * refold]))
         self.patterns.append(pattern)
         first = self.source()
         x = first[1]
@@ -598,12 +601,21 @@ class _Builder:
             if math.prod(whole) <= self.most:
                 self.emit("join", outs, {"axis": axis}, [self.layout(data_type, whole, output=True)])
             return
-        if pattern == "rejoin":
-            axis = self.axis(rank)
-            parts = _composition(draw, sizes[axis], draw(st.integers(1, min(4, sizes[axis]))))
-            outs = [self.layout(data_type, _along(sizes, axis, n), output=True) for n in parts]
+        if pattern in ("rejoin", "refold"):
+            # (refold: along a dimension of 3 or more that an outer one repeats, a part of 2 or more)
+            inner = [d for d in range(1, rank) if sizes[d] >= 3 and math.prod(sizes[:d]) > 1]
+            if pattern == "refold" and not inner:
+                pattern = self.patterns[-1] = "rejoin"
+            axis = draw(st.sampled_from(inner)) if pattern == "refold" else self.axis(rank)
+            n = sizes[axis]
+            count = draw(st.integers(2, min(4, n - 1)) if pattern == "refold" else st.integers(1, min(4, n)))
+            parts = _composition(draw, n, count)
+            outs = [self.layout(data_type, _along(sizes, axis, part), output=True) for part in parts]
             made = self.emit("split", [first], {"axis": axis, "parts": parts}, outs)
-            self.emit("join", draw(st.permutations(made)), {"axis": axis}, [self.layout(data_type, sizes, True)])
+            out = cd.BufferTensorDesc(data_type, sizes) if pattern == "refold" else self.layout(data_type, sizes, True)
+            (joined,) = self.emit("join", draw(st.permutations(made)), {"axis": axis}, [out])
+            if pattern == "refold":
+                self.refold(joined, axis)
             return
         offsets, windows, strides, counts = [], [], [], []
         for n in sizes:
@@ -614,6 +626,23 @@ class _Builder:
         window = {"offsets": offsets, "sizes": windows, "strides": strides}
         (crop,) = self.emit("slice1", [first], window, [self.layout(data_type, tuple(counts), output=True)])
         self.emit("slice_grad", [crop], window, [self.layout(data_type, sizes, output=True)])
+
+    def refold(self, value, axis):
+        """Two SLICE1s reading the packed ``value``, joined along ``axis``, on through reshape
+        edges: the first's rows hold whole rows of ``axis`` and more, so the join's parts (some
+        of 2 or more elements) are pieces with extra axes, which it keeps (reading all, in
+        order); the second's rows, where some count allows, neither divide nor are divided by
+        the first's (no common refinement)."""
+        draw, data_type, sizes = self.draw, value[1].data_type, value[1].sizes
+        count, row = value[1].element_count, math.prod(sizes[axis:])
+        outer = math.prod(sizes[:axis])
+        row *= draw(st.sampled_from([f for f in range(2, outer + 1) if outer % f == 0]))
+        crossing = [q for q in range(2, count) if count % q == 0 and q % row and row % q]
+        second = draw(st.sampled_from(crossing)) if crossing else row
+        for shape, steps in (((count // row, row), (1, 1)), ((count // second, second), (-1, 1))):
+            window = {"offsets": [0, 0], "sizes": list(shape), "strides": list(steps)}
+            edge = (value[0], cd.BufferTensorDesc(data_type, shape))
+            (value,) = self.emit("slice1", [edge], window, [cd.BufferTensorDesc(data_type, shape)])
 
     def graph_outputs(self, dead_nodes):
         """Per graph output, the node output it reads: every node whose outputs no node reads
@@ -1095,3 +1124,26 @@ def test_a_join_flattened_by_a_reshape_edge(xp):
     b = np.arange(5 * n, dtype=np.uint32).reshape(n, 5) + 2**30
     _, (got,) = execute(xp, graph, [a, b])
     assert got.tobytes() == np.concatenate([a, b], axis=1).tobytes()
+
+
+def test_extra_axes_through_a_reshape_edge_of_no_common_refinement(xp):
+    """A roll (two SLICE1s joined) read flat as (6, 1): a part's columns become one dimension
+    with an extra axis; two of them joined (6, 2) and read as (4, 3), which no refinement of
+    (6, 2) describes: the flat index carries the extra axis too."""
+    first = cd.Slice1OperatorDesc(_t(U8, (2, 3)), _t(U8, (2, 1)), [0, 2], [2, 1], [1, 1])
+    rest = cd.Slice1OperatorDesc(_t(U8, (2, 3)), _t(U8, (2, 2)), [0, 0], [2, 2], [1, 1])
+    roll = cd.JoinOperatorDesc([_t(U8, (2, 1)), _t(U8, (2, 2))], _t(U8, (2, 3)), 1)
+    twice = cd.JoinOperatorDesc([_t(U8, (6, 1)), _t(U8, (6, 1))], _t(U8, (6, 2)), 1)
+    flip = cd.Slice1OperatorDesc(_t(U8, (4, 3)), _t(U8, (4, 3)), [0, 0], [4, 3], [-1, -1])
+    graph = GraphDesc(
+        1,
+        1,
+        [first, rest, roll, twice, flip],
+        [GraphInputEdge(0, 0, 0), GraphInputEdge(0, 1, 0)],
+        [GraphOutputEdge(4, 0, 0)],
+        [GraphIntermediateEdge(*e) for e in [(0, 0, 2, 0), (1, 0, 2, 1), (2, 0, 3, 0), (2, 0, 3, 1), (3, 0, 4, 0)]],
+    )
+    x = np.arange(1, 7, dtype=np.uint8).reshape(2, 3)
+    _, (got,) = execute(xp, graph, [x])
+    rolled = np.roll(x, 1, axis=1).reshape(6, 1)
+    assert got.tolist() == np.concatenate([rolled, rolled], axis=1).reshape(4, 3)[::-1, ::-1].tolist()

@@ -15,6 +15,7 @@ PACKAGE = pathlib.Path(cd.__file__).parent
 #: Each module's layer: a module may import only modules of its own layer or below, with no cycle.
 LAYERS = {
     "core": [
+        "_memory",
         "enums",
         "errors",
         "hooks",
@@ -36,7 +37,6 @@ LAYERS = {
         "examples",
     ],
     "execution": [
-        "_memory",
         "bindings",
         "backends",
         "backends.kernels",

@@ -36,7 +36,6 @@ mode (a jvp) is the same operation on the tangents: the operations are linear.
 from __future__ import annotations
 
 import contextlib
-import functools
 import operator
 import warnings
 
@@ -45,6 +44,7 @@ import torch
 from torch.autograd import forward_ad
 from torch.autograd.graph import increment_version
 
+from .._memory import kept, nested_bytes
 from ..enums import FeatureLevel
 from ..ops import REGISTRY
 from ..runner import ELEMENT_STRIDES, PLAIN, describe, entry_for, run, run_on_device
@@ -216,7 +216,7 @@ _REQUIRES_GRAD = operator.attrgetter("requires_grad")
 _PLAIN_TENSOR = {torch.Tensor}
 
 
-@functools.lru_cache(maxsize=256)
+@kept(nested_bytes)  # (bounded in bytes: a split's parts can be many)
 def _parts(shapes, offsets, size):
     """``as_strided``'s arguments for each of several results of ``shapes``, packed, at byte
     ``offsets`` of one allocation of ``size``-byte elements."""
@@ -450,7 +450,7 @@ def _shapes(operation, tensors):
     return _described(operation, [tuple(t.shape) for t in tensors], tensors[0].dtype)
 
 
-@functools.lru_cache(maxsize=1024)
+@kept(nested_bytes)  # (bounded in bytes: a join's shapes can be many)
 def _result_shapes(operation, shapes, dtype):
     """``_shapes`` of concrete sizes, memoized: what a kernel allocates per call."""
     return _described(operation, list(shapes), dtype)

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import calls, messages, operators
+from .. import _memory, calls, messages, operators
 from .. import plan as _plan
 from ..enums import FeatureLevel, TensorDataType, TensorFlags
 from ..errors import DescriptorError, as_int, int_tuple, shown_value
@@ -791,7 +791,7 @@ def _execute(kit, op, inputs, table, outputs, kind, device, stream, new):
         release()
 
 
-@functools.lru_cache(maxsize=256)
+@_memory.kept(_memory.operator_bytes)  # (bounded in bytes with every other cache: see _memory)
 def _windows_op(compiled, dtype, directml_types, level, per_sample, x_view, out_view, box, box_strides, device):
     """The windows batch compiled (``compiled``: the kit's ``CompiledOperator``) for an input
     and an output of these layouts, whose windows walk ``box`` (``plan.window_table``'s): the
@@ -811,7 +811,7 @@ def _windows_op(compiled, dtype, directml_types, level, per_sample, x_view, out_
     return compiled(desc, device, views=views, load=False)
 
 
-@functools.lru_cache(maxsize=256)
+@_memory.kept(functools.partial(_memory.descriptor_bytes, shared=True))  # (of _tensor's tensors)
 def _copied_desc(t, x_sizes, table_shape, out_sizes, per_sample, level):
     """The descriptor of a windows batch whose table is given when compiling: of the sizes
     alone (the table's values are not in it), so kept, as the tensors are."""
@@ -921,7 +921,7 @@ def _sum_kind(name, dtype, per_sample):
     )
 
 
-@functools.lru_cache(maxsize=256)
+@_memory.kept(_memory.operator_bytes)
 def _window_grad_op(compiled, t, out_type, level, per_sample, dy_views, target, keep, n, device):
     """The gradient of windows compiled (``compiled``: the kit's ``CompiledOperator``) for
     gradients and a result of these layouts (``target``: the result's shape and element
@@ -945,10 +945,9 @@ def _window_grad_op(compiled, t, out_type, level, per_sample, dy_views, target, 
     return compiled(desc, device, views=views, load=False)
 
 
-#: ``_window_grad_op`` for gradients of windows of their own sizes (one array each), kept in a
-#: cache of their own: sizes that change from call to call would otherwise push out the
-#: operators of windows of one size.
-_window_grad_parts_op = functools.lru_cache(maxsize=64)(_window_grad_op.__wrapped__)
+#: ``_window_grad_op`` for gradients of windows of their own sizes (one array each), counted
+#: apart (its own ``cache_info``); kept with the others, as long as calls use them.
+_window_grad_parts_op = _memory.kept(_memory.operator_bytes)(_window_grad_op.__wrapped__)
 
 
 def _run_window_grad(kit, operation, inputs, outs, stream):
