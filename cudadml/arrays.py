@@ -7,7 +7,9 @@ floats, NaN, None and bools where an integer belongs raise ``TypeError``), and h
 run it. For NumPy and CuPy that is ``runner.run``: the ``CompiledOperator`` cached under the
 call, built on a miss from the call's DirectML descriptor (so every DirectML rule applies),
 executed with ``CompiledOperator.execute``'s binding rules. ``out=`` arrays are bindings like
-any other: the same checks, the same ``BindingError``. Every error names the call's arguments
+any other: the same checks, the same ``BindingError``; one whose strides are not whole elements
+(a record's field), which no tensor binds, gets the result through a new array, then a copy of
+that array's bytes into its elements (``run_call``). Every error names the call's arguments
 (``window_offsets[1]``, ``x.shape[1]``, ``out``), DirectML's rule in parentheses
 (``messages``); the arguments NumPy or PyTorch would read otherwise (a window, split sizes)
 are taken by name, and a positional call is refused with the call meant.
@@ -15,14 +17,21 @@ are taken by name, and a positional call is refused with the call meant.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any, SupportsIndex, TypeVar
 
+import numpy as np
+
 from . import messages
+from ._memory import element_strides
 from .adapters import adapter_for
+from .compiled import check_views
 from .enums import FeatureLevel
 from .errors import BindingError, fill_docstring
 from .ops import Join, Slice, Slice1, Slice1Batch, Slice1BatchGrad, SliceGrad, Split, StridedSlice, StridedSliceGrad
+from .runner import PLAIN
+from .tensor import MAX_DIMENSIONS
 
 __all__ = [
     "join",
@@ -103,18 +112,82 @@ def _bindings_said(operation, error, inputs, given=None):
     return messages.in_callers_words(operation, error, shapes, binding_inputs=given)
 
 
-def _run(kind, inputs, outs, describe, stream, chunks, given=None):
+def run_call(kind, inputs, outs, describe, stream, chunks, given=None):
     """What every array function does once its arguments are read: the arrays' adapter takes
     them, ``describe(inputs)`` normalises the call into ``kind``'s operation (with the arrays
     as the adapter holds them), and the adapter runs it; a broken binding rule is said in the
     caller's words. Returns the results, a list."""
     adapter = adapter_for(inputs, outs)
+    arrays = inputs
     inputs, outs = adapter.arrays(kind, inputs, outs)
     operation = describe(inputs)
     try:
+        if outs is not None and adapter is PLAIN and not all(map(_whole_elements, outs)):
+            # (NumPy arrays as given: the adapter copies those whose strides are not whole elements)
+            given_inputs = [a if isinstance(a, np.ndarray) else b for a, b in zip(arrays, inputs)]
+            return _through_stand_ins(operation, given_inputs, inputs, outs, stream)
         return adapter.run(operation, inputs, outs, stream, chunks)
     except BindingError as e:
         raise _bindings_said(operation, e, inputs, given) from None
+
+
+# ---- out= whose strides are not whole elements ---------------------------------------------------
+# A record's field (``o["v"]`` of ``[("k", "u1"), ("v", "<f4")]``) has strides of the record's
+# size: no tensor binds it (tensor strides count elements). Such an ``out`` gets the result
+# through a new array of its shape and dtype, then a copy of that array's bytes into its
+# elements' bytes (a strided copy of 1-byte elements: any strides, any address), so no other
+# byte of its buffer changes.
+
+
+def _whole_elements(a):
+    """Whether ``a``'s strides are whole elements (per ``out=`` of every call: the common case,
+    every stride a multiple of the element size, costs a pass over the strides)."""
+    itemsize = a.itemsize
+    for stride in a.strides:
+        if stride % itemsize:  # (a stride of an axis of one element, or of an empty array, moves nowhere)
+            return element_strides(a.shape, a.strides, itemsize) is not None
+    return True
+
+
+def _bytes_of(a):
+    """``a``'s elements as their bytes: a view of ``uint8`` with one more axis, of ``a.itemsize``."""
+    if isinstance(a, np.ndarray):
+        return a[..., None].view(np.uint8)
+    cupy = sys.modules["cupy"]
+    return cupy.ndarray((*a.shape, a.itemsize), cupy.uint8, memptr=a.data, strides=(*a.strides, 1))
+
+
+def _through_stand_ins(operation, given_inputs, inputs, outs, stream):
+    """``operation`` run on ``inputs`` into ``outs``, some of whose strides are not whole
+    elements. Their binding rules are checked first, on their bytes (writable, no byte shared
+    with an input as given or another out), and the shape and dtype rules on the new arrays
+    that stand in for them, so a call that breaks one runs nothing."""
+    check_views(operation.NAME, [_bytes_of(a) for a in given_inputs], [_bytes_of(o) for o in outs])
+    stand_ins = [o if _whole_elements(o) else _new_like(o) for o in outs]
+    PLAIN.run(operation, inputs, stand_ins, stream)
+    for out, stand_in in zip(outs, stand_ins):
+        if out is not stand_in:
+            _copy_bytes(stand_in, out, stream)
+    return outs
+
+
+def _new_like(a):
+    """A new C-contiguous array of ``a``'s kind (and device), shape and dtype."""
+    if isinstance(a, np.ndarray):
+        return np.empty(a.shape, a.dtype)
+    cupy = sys.modules["cupy"]
+    with a.device:
+        return cupy.empty(a.shape, a.dtype)
+
+
+def _copy_bytes(source, target, stream):
+    """``source``'s elements (C-contiguous) into ``target``'s, byte by byte: one strided copy, or
+    one per index of the first axis where the axis of bytes makes more than DirectML's 8."""
+    if target.ndim + 1 > MAX_DIMENSIONS:
+        for k in range(target.shape[0]):
+            _copy_bytes(source[k], target[k], stream)
+        return
+    strided_slice(_bytes_of(source), (), out=_bytes_of(target), stream=stream, directml_types=False)
 
 
 def as_list(arrays, what, name):
@@ -176,7 +249,7 @@ def slice(
     def describe(inputs):
         return Slice.of(inputs[0].shape, positional, offsets, sizes, strides, feature_level, directml_types)
 
-    return _run(Slice, [x], None if out is None else [out], describe, stream, chunks)[0]
+    return run_call(Slice, [x], None if out is None else [out], describe, stream, chunks)[0]
 
 
 @_public(out="shape ``output_sizes``, ``x``'s dtype")
@@ -233,7 +306,7 @@ def slice1(
         window = (window_offsets, window_sizes, window_strides)
         return Slice1.of(inputs[0].shape, positional, *window, output_sizes, feature_level, directml_types)
 
-    return _run(Slice1, [x], None if out is None else [out], describe, stream, chunks)[0]
+    return run_call(Slice1, [x], None if out is None else [out], describe, stream, chunks)[0]
 
 
 @_public(out="shape ``input_shape``, ``dy``'s dtype")
@@ -289,7 +362,7 @@ def slice_grad(
         window = (window_offsets, window_sizes, window_strides)
         return SliceGrad.of(inputs[0].shape, input_shape, positional, *window, feature_level, directml_types)
 
-    return _run(SliceGrad, [dy], None if out is None else [out], describe, stream, chunks)[0]
+    return run_call(SliceGrad, [dy], None if out is None else [out], describe, stream, chunks)[0]
 
 
 @_public
@@ -354,7 +427,7 @@ def split(
             raise BindingError([f"{name}: out has {given}; the call makes {count} part{'s' * (count != 1)}"])
         return operation
 
-    return _run(Split, [x], outs, describe, stream, chunks)
+    return run_call(Split, [x], outs, describe, stream, chunks)
 
 
 @_public
@@ -400,7 +473,7 @@ def join(
     def describe(xs):
         return Join.of(xs[0].shape, axis, feature_level, directml_types)
 
-    return _run(Join, xs, None if out is None else [out], describe, stream, chunks)[0]
+    return run_call(Join, xs, None if out is None else [out], describe, stream, chunks)[0]
 
 
 @_public(out="the shape of ``x[key]``, ``x``'s dtype")
@@ -446,7 +519,7 @@ def strided_slice(
     def describe(inputs):
         return StridedSlice.of(inputs[0].shape, key, feature_level, directml_types)
 
-    return _run(StridedSlice, [x], None if out is None else [out], describe, stream, chunks)[0]
+    return run_call(StridedSlice, [x], None if out is None else [out], describe, stream, chunks)[0]
 
 
 @_public(out="shape ``input_shape``, ``dy``'s dtype")
@@ -492,7 +565,7 @@ def strided_slice_grad(
     def describe(inputs):
         return StridedSliceGrad.of(inputs[0].shape, input_shape, key, feature_level, directml_types)
 
-    return _run(StridedSliceGrad, [dy], None if out is None else [out], describe, stream, chunks)[0]
+    return run_call(StridedSliceGrad, [dy], None if out is None else [out], describe, stream, chunks)[0]
 
 
 @_public
@@ -573,7 +646,7 @@ def slice1_batch(
         shared.append(operation.shared)
         return operation
 
-    results = _run(Slice1Batch, [x], None if out is None else [out], describe, stream, chunks)
+    results = run_call(Slice1Batch, [x], None if out is None else [out], describe, stream, chunks)
     return results[0] if shared[0] else results
 
 
@@ -662,4 +735,4 @@ def slice1_batch_grad(
         return operation
 
     given = 1 if one else len(inputs)
-    return _run(Slice1BatchGrad, inputs, None if out is None else [out], describe, stream, None, given)[0]
+    return run_call(Slice1BatchGrad, inputs, None if out is None else [out], describe, stream, None, given)[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 import re
 import reprlib
+from collections.abc import Mapping, Set
 
 import numpy as np
 
@@ -155,9 +156,16 @@ def int_tuple(values, field: str, where: str, *, shown: bool = False) -> tuple[i
     (and with ``shown``, the value) for anything else."""
     if type(values) in (list, tuple) and all(type(v) is int for v in values):
         return tuple(values)  # the common case: Python ints (not bools), without a call per entry
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+    # Not a sequence: a str (of characters), a set or a mapping (no order: a set of {4, 3} would
+    # give sizes in its hash order), an array of objects (anything at all, not integers).
+    if (
+        isinstance(values, (str, bytes, Set, Mapping))
+        or not hasattr(values, "__iter__")
+        or (isinstance(values, np.ndarray) and values.dtype.hasobject)
+    ):
         given = f" = {shown_value(values)}" if shown else ""
-        raise TypeError(f"{where}: {field}{given} must be a sequence of integers, not {type(values).__name__}")
+        kind = f"an array of dtype {values.dtype}" if isinstance(values, np.ndarray) else type(values).__name__
+        raise TypeError(f"{where}: {field}{given} must be a sequence of integers, not {kind}")
     return tuple(as_int(v, f"{field}[{i}]", where, shown=shown) for i, v in enumerate(values))
 
 

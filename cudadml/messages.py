@@ -32,6 +32,7 @@ import re
 
 from .errors import BindingError, ValidationError, shown_value
 from .operators import REGISTRY
+from .tensor import BOUNDS_HINT
 
 __all__ = [
     "BY_KEY",
@@ -145,8 +146,9 @@ def _dtype_said(m, dtype):
 
 
 def _directml(body):
-    """DirectML's words of a rule, without the values (the caller's words have them)."""
-    return _VALUE.sub("", re.sub(r"sum to -?\d+, not", "must sum to", body))
+    """DirectML's words of a rule, without the values (the caller's words have them, and the
+    hint of what takes larger arrays)."""
+    return _VALUE.sub("", re.sub(r"sum to -?\d+, not", "must sum to", body.replace(BOUNDS_HINT, "")))
 
 
 def reworded(error: ValidationError, function: str, table: dict, *, prefix: str = "", dtype=None) -> ValidationError:

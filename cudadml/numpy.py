@@ -19,6 +19,12 @@ split family                  one ``split`` (overlapping sections, which NumPy a
                               the fill it writes where the window does not read
 ============================  =================================================================
 
+Arrays of any size the memory holds: past what one DirectML buffer tensor spans (2^32 - 1
+elements, sizes of 32 bits), which DirectML's JOIN, SPLIT and SLICE_GRAD refuse, a join, split
+or roll copies each array, part or block by one ``strided_slice`` (a launch each), and a pad of
+zeros is one ``strided_slice_grad``: cudadml's index and its gradient, whose kernels index in 64
+bits, take any size.
+
 Dtypes follow NumPy: the result dtype is NumPy's ``result_type`` of the inputs, or ``dtype=``
 (or ``out``'s), checked with ``numpy.can_cast`` under ``casting=``; inputs of another dtype are
 converted first with their own ``astype`` (a launch of NumPy's or CuPy's per such input). The
@@ -27,9 +33,10 @@ byte-swapped and structured dtypes, strings (dtypes of other than 1, 2, 4, 8 or 
 views of words with one more axis). Object dtypes are refused (``TypeError``). DirectML's
 operators take up to 8 dimensions (7 for elements of 16 bytes or moved as several words):
 arrays of more have the runs of axes that a call treats alike folded into one axis each (a
-reshape: a view where the strides allow, else NumPy's or CuPy's copy first), and a call that
-still needs more (a flip of every other axis of a 10-dimensional array) is refused with
-``cudadml.DescriptorError``.
+reshape: a view where the strides allow, else NumPy's or CuPy's copy first), and a flip, roll
+or pad that still needs more (every other axis of a 10-dimensional array, every axis of an 8-D
+complex128 array) runs in passes, a launch each, each changing as many of its axes as fold
+into DirectML's dimensions: so every rank NumPy takes runs.
 """
 
 from __future__ import annotations
@@ -40,19 +47,19 @@ import math
 import operator
 import sys
 import typing
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
 
-from .adapters import adapter_for
-from .arrays import join, slice1_batch, slice1_batch_grad, slice_grad, strided_slice
+from .arrays import join, run_call, slice1_batch, slice1_batch_grad, slice_grad, strided_slice, strided_slice_grad
 from .arrays import split as _split
 from .calls import Description, data_type
 from .enums import FeatureLevel
 from .errors import fill_docstring
 from .ops import SliceGradOperatorDesc
 from .plan import fill_pattern
-from .tensor import MAX_DIMENSIONS, BufferTensorDesc
+from .tensor import MAX_DIMENSIONS, MAX_ELEMENTS, BufferTensorDesc, beyond_directml_bounds
 
 try:
     from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -188,6 +195,15 @@ def _result_type(dtypes):
     return np.result_type(*unique)
 
 
+def _completed_by_the_arrays(dtype):
+    """Whether NumPy completes ``dtype=`` from each array (as ``astype`` does), then takes their
+    ``result_type``: an unsized string (``"U"``: sized by the arrays) or a datetime or timedelta
+    of no unit (``"M8"``: the arrays' units)."""
+    if dtype.kind in "mM":
+        return np.datetime_data(dtype)[0] == "generic"
+    return dtype.itemsize == 0 and dtype.kind in "SUV"
+
+
 def _check_casting(casting):
     if casting not in _CASTINGS:
         allowed = ", ".join(map(repr, _CASTINGS))
@@ -267,6 +283,25 @@ def _folding(keys):
     return groups
 
 
+def _alone(ndim, axes):
+    """The runs of axes a call that changes ``axes`` (pads or rolls them) folds into: each of
+    ``axes`` alone, the runs of the others as one axis each."""
+    return _folding([None if ax in axes else "still" for ax in range(ndim)])
+
+
+def _in_passes(changed, runs, limit):
+    """``changed`` (the axes a call flips, pads or rolls, in order) cut into passes of one launch
+    each, each pass taking as many as it can while the runs of axes it folds into
+    (``runs(axes)``, a set of axes) number at most ``limit``: so any rank runs, a pass per
+    ``limit`` or so axes changed (each pass moves the whole array once)."""
+    passes = [set()]
+    for ax in changed:
+        if passes[-1] and len(runs(passes[-1] | {ax})) > limit:
+            passes.append(set())
+        passes[-1].add(ax)
+    return passes
+
+
 def _folded(x, groups):
     """``x`` with each run of ``groups`` one axis: a reshape (a view where the strides allow,
     else NumPy's or CuPy's copy), for arrays of more dimensions than the kernels take."""
@@ -282,6 +317,43 @@ def _copy(x, name):
     r = strided_slice(_raw(x.reshape(-1) if flat else x, width), (), **_RAW)
     r = _cooked(r, x.dtype, width)
     return r.reshape(x.shape) if flat else r
+
+
+# ---- past one DirectML buffer ----------------------------------------------------------------------
+# DirectML's JOIN, SPLIT and SLICE_GRAD take tensors of at most MAX_ELEMENTS elements (sizes of 32
+# bits); cudadml's index (``strided_slice``) and its gradient take any size, their kernels
+# indexing in 64 bits. A call past that bound copies each array or part by the index instead: a
+# launch per array rather than one, each moving billions of elements.
+
+
+def _past_one_buffer(shape, dtype):
+    """Whether an array of ``shape`` and ``dtype`` (the words the kernels move; 16-byte
+    elements count as the two words they move as) spans more than a DirectML buffer tensor."""
+    return math.prod(shape) * max(dtype.itemsize // 8, 1) > MAX_ELEMENTS
+
+
+def _placed(pieces, starts, target):
+    """``target`` with each of ``pieces`` copied in at ``starts[k]`` on, by one ``strided_slice``
+    each (the pieces past one DirectML buffer, as ``_joined`` places them)."""
+    for piece, start in zip(pieces, starts):
+        if piece.size:
+            where = tuple(slice(a, a + n) for a, n in zip(start, piece.shape))
+            strided_slice(piece, (), out=target[where], **_RAW)
+    return target
+
+
+def _joined(raw, axis, out=None):
+    """``cudadml.join`` of ``raw`` (arrays of one kernel word) along ``axis``, into ``out`` or new;
+    past one DirectML buffer, each array placed into its part of the result (``_placed``)."""
+    first = raw[0].shape
+    shape = (*first[:axis], sum(x.shape[axis] for x in raw), *first[axis + 1 :])
+    if not _past_one_buffer(shape, raw[0].dtype):
+        return join(raw, axis=axis, out=out, **_RAW)
+    starts, at = [], 0
+    for x in raw:
+        starts.append((0,) * axis + (at,) + (0,) * (x.ndim - axis - 1))
+        at += x.shape[axis]
+    return _placed(raw, starts, _empty(raw[0], shape, raw[0].dtype) if out is None else out)
 
 
 # ---- concatenate and stack -----------------------------------------------------------------------
@@ -350,7 +422,8 @@ def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind")
             raise ValueError("integer won't fit into a C int")
     wanted = None if dtype is None else np.dtype(dtype)
     _check_casting(casting)
-    if not hasattr(arrays, "__len__") or not hasattr(arrays, "__getitem__"):
+    # NumPy's test (PySequence_Check): a mapping is no sequence, though it has both methods.
+    if not hasattr(arrays, "__len__") or not hasattr(arrays, "__getitem__") or isinstance(arrays, Mapping):
         raise TypeError("The first input argument needs to be a sequence")
     xs = _arrays(list(arrays), name)
     if not xs:
@@ -381,7 +454,7 @@ def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind")
     if out is not None:
         out = _out(out, cupy, shape)
         result_dtype = out.dtype
-    elif wanted is not None and wanted.itemsize == 0 and wanted.kind in "SUV":  # "U": sized by the arrays
+    elif wanted is not None and _completed_by_the_arrays(wanted):
         result_dtype = _result_type([np.empty(0, x.dtype).astype(wanted).dtype for x in xs])
     else:
         result_dtype = wanted if wanted is not None else _result_type([x.dtype for x in xs])
@@ -418,13 +491,13 @@ def _join(xs, axis, out, dtype, name):
     width = _words_of(dtype, name)
     raw = [_raw(x, width) for x in xs]
     if out is None:
-        return _cooked(join(raw, axis=axis, **_RAW), dtype, width)
+        return _cooked(_joined(raw, axis), dtype, width)
     target = out.view(np.ndarray) if isinstance(out, np.ndarray) and type(out) is not np.ndarray else out
     xp = np if isinstance(out, np.ndarray) else sys.modules["cupy"]
     if any(xp.may_share_memory(x, target) for x in xs):  # read every input before out is written
-        target[...] = _cooked(join(raw, axis=axis, **_RAW), dtype, width)
+        target[...] = _cooked(_joined(raw, axis), dtype, width)
     else:
-        join(raw, axis=axis, out=_raw(target, width), **_RAW)
+        _joined(raw, axis, _raw(target, width))
     return out
 
 
@@ -712,9 +785,16 @@ def _parts(x, axis, windows, name):
     if x.ndim > _rank_limit(dtype, name):  # as (before axis, axis, after axis)
         groups = _folding(["before"] * axis + [None] + ["after"] * (x.ndim - axis - 1))
         parts = _parts(_folded(x, groups), 1 if axis else 0, windows, name)
-        return [p.reshape((*x.shape[:axis], -1, *x.shape[axis + 1 :])) for p in parts]
+        # Each part's own size, not -1: an empty part leaves -1 ambiguous.
+        return [p.reshape((*x.shape[:axis], size, *x.shape[axis + 1 :])) for p, (_, size) in zip(parts, windows)]
     width = _words_of(dtype, name)
     raw = _raw(x, width)
+    if _past_one_buffer(raw.shape, raw.dtype):  # past SPLIT's bound: the index copies each part
+        head = (slice(None),) * axis
+        return [
+            _cooked(strided_slice(raw, (*head, slice(start, start + size)), **_RAW), dtype, width)
+            for start, size in windows
+        ]
     sizes = [size for _, size in windows]
     tiled, at = True, 0
     for start, size in windows:
@@ -811,24 +891,33 @@ def dsplit(ary, indices_or_sections):
 
 
 def _flipped(m, key, name):
-    """``m[key]`` (slices only) copied by one ``cudadml.strided_slice``; a 0-d ``m`` as NumPy's
-    ``m[()]`` (a NumPy scalar, a 0-d CuPy array)."""
+    """``m[key]`` (slices only) copied by one ``cudadml.strided_slice`` (a pass per
+    ``_in_passes`` where more runs of axes are flipped than the kernels take); a 0-d ``m`` as
+    NumPy's ``m[()]`` (a NumPy scalar, a 0-d CuPy array)."""
     if m.ndim == 0:
         return _copy(m, name)[()]
     if m.size == 0:
         return _empty(m, m.shape, m.dtype)
-    if m.ndim > _rank_limit(m.dtype, name):  # runs of axes flipped alike, as one axis each
-        flipped = [ax < len(key) and key[ax].step == -1 and n > 1 for ax, n in enumerate(m.shape)]
-        keys = [flipped[ax] if n > 1 else "one" for ax, n in enumerate(m.shape)]
-        if m.size == 1 or not any(flipped):
-            return _copy(m, name)
-        # Size-1 axes go with the run before them (or the first axis's run, at the start).
-        first = next(f for f, n in zip(flipped, m.shape) if n > 1)
-        keys = list(itertools.accumulate(keys, lambda previous, k: previous if k == "one" else k, initial=first))[1:]
-        groups = _folding(keys)
-        folded_key = tuple(slice(None, None, -1) if keys[g[0]] else slice(None) for g in groups)
-        return _flip_copy(_folded(m, groups), folded_key, name).reshape(m.shape)
-    return _flip_copy(m, key, name)
+    limit = _rank_limit(m.dtype, name)
+    if m.ndim <= limit:
+        return _flip_copy(m, key, name)
+    flipped = [ax for ax, n in enumerate(m.shape) if ax < len(key) and key[ax].step == -1 and n > 1]
+    if not flipped:
+        return _copy(m, name)
+    shape = m.shape
+    for axes in _in_passes(flipped, lambda axes: _flip_runs(shape, axes), limit):
+        groups = _flip_runs(shape, axes)
+        folded_key = tuple(slice(None, None, -1) if axes.intersection(g) else slice(None) for g in groups)
+        m = _flip_copy(_folded(m, groups), folded_key, name).reshape(shape)
+    return m
+
+
+def _flip_runs(shape, axes):
+    """The runs of axes a flip of ``axes`` (of more than one element each) folds into: axes
+    flipped alike; a size-1 axis goes with the run before it (at the start, the first run)."""
+    keys = [ax in axes if n > 1 else None for ax, n in enumerate(shape)]
+    first = next(k for k in keys if k is not None)
+    return _folding(list(itertools.accumulate(keys, lambda before, k: before if k is None else k, initial=first))[1:])
 
 
 def _flip_copy(m, key, name):
@@ -841,7 +930,8 @@ def flip(m, axis=None):
     """Reverse the order of elements along the given axes, as ``numpy.flip``: one launch.
 
     Unlike NumPy's view, the result is a new C-contiguous array: a copy, made by one
-    ``cudadml.strided_slice`` with negative steps.
+    ``cudadml.strided_slice`` with negative steps (past 8 dimensions, where the flipped and
+    unflipped runs of axes are more than DirectML's 8, one per pass of as many as fit).
 
     Parameters
     ----------
@@ -951,7 +1041,8 @@ def roll(a, shift, axis=None):
     several axes is one ``cudadml.slice1_batch_grad`` that places each of the ``2**k`` views
     (of ``k`` rolled axes) where it belongs in the result, in one pass over the result (the
     elements moved as unsigned integers of their width, so every bit is kept). Nothing to roll
-    is one copy (``cudadml.strided_slice``).
+    is one copy (``cudadml.strided_slice``). Past 8 dimensions, where the rolled axes and the
+    runs between them are more than DirectML's 8, a launch per pass of as many as fit.
 
     Parameters
     ----------
@@ -1005,11 +1096,15 @@ def roll(a, shift, axis=None):
         return _empty(a, a.shape, a.dtype)
     if not rolled:
         return _copy(a, name)
-    if a.ndim > _rank_limit(a.dtype, name):  # runs of axes not rolled, as one axis each
-        groups = _folding([None if ax in rolled else "still" for ax in range(a.ndim)])
-        folded = {k: rolled[g[0]] for k, g in enumerate(groups) if g[0] in rolled}
-        return _rolled(_folded(a, groups), folded, name).reshape(a.shape)
-    return _rolled(a, rolled, name)
+    limit = _rank_limit(a.dtype, name)
+    if a.ndim <= limit:
+        return _rolled(a, rolled, name)
+    shape = a.shape
+    for axes in _in_passes(rolled, lambda axes: _alone(len(shape), axes), limit):  # runs not rolled, as one axis
+        groups = _alone(len(shape), axes)
+        folded = {k: rolled[g[0]] for k, g in enumerate(groups) if g[0] in axes}
+        a = _rolled(_folded(a, groups), folded, name).reshape(shape)
+    return a
 
 
 def _rolled(a, rolled, name):
@@ -1021,7 +1116,7 @@ def _rolled(a, rolled, name):
         raw = _raw(a, width)
         head = (slice(None),) * ax
         pieces = [raw[(*head, slice(a.shape[ax] - s, None))], raw[(*head, slice(None, a.shape[ax] - s))]]
-        return _cooked(join(pieces, axis=ax, **_RAW), a.dtype, width)
+        return _cooked(_joined(pieces, ax), a.dtype, width)
     # Several axes: each of the 2**k blocks of the result is a strided view of a, placed as one
     # window of a gradient that nothing overlaps (so each element is moved, not added).
     words = _uint_view(a)
@@ -1046,6 +1141,8 @@ def _rolled(a, rolled, name):
         pieces.append(words[tuple(key)])
         offsets.append((*offset, *(0,) * len(extra)))
         sizes.append((*size, *extra))
+    if _past_one_buffer(words.shape, words.dtype):  # past one DirectML buffer: a copy per block
+        return _cooked_words(_placed(pieces, offsets, _empty(words, words.shape, words.dtype)), a)
     result = slice1_batch_grad(pieces, words.shape, window_offsets=offsets, window_sizes=sizes, **_RAW)
     return _cooked_words(result, a)
 
@@ -1106,15 +1203,16 @@ class _Pad(NamedTuple):
     def describe(self, dtype, shapes):
         (x_shape,) = shapes
         t = data_type(dtype, self.directml_types)
-        desc = _FilledSliceGrad(
-            BufferTensorDesc(t, x_shape),
-            BufferTensorDesc(t, self.shape),
-            self.before,
-            x_shape,
-            (1,) * len(x_shape),
-            fill=self.fill,
-            feature_level=self.feature_level,
-        )
+        with beyond_directml_bounds():  # cudadml's own call, of any size (its kernel indexes in 64 bits)
+            desc = _FilledSliceGrad(
+                BufferTensorDesc(t, x_shape),
+                BufferTensorDesc(t, self.shape),
+                self.before,
+                x_shape,
+                (1,) * len(x_shape),
+                fill=self.fill,
+                feature_level=self.feature_level,
+            )
         return Description(desc, (self.shape,))
 
     def words(self):
@@ -1155,7 +1253,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
     another constant the same kernel given the constant's bits as its fill. Constants that
     differ between axes or sides take that pass and then one fill per padded side, in NumPy's
     order (later axes win at the corners); so do dtypes of other than 1, 2, 4, 8 or 16 bytes
-    (strings) with a non-zero constant. An empty array is filled without a kernel.
+    (strings) with a non-zero constant. An empty array is filled without a kernel. Past 8
+    dimensions, where the padded axes and the runs between them are more than DirectML's 8,
+    a pass per as many padded axes as fit.
 
     Parameters
     ----------
@@ -1234,7 +1334,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
             "numpy.pad (NumPy arrays) or cupy.pad (CuPy arrays)"
         )
     dtype = x.dtype
-    width = _words_of(dtype, name)
+    _words_of(dtype, name)  # object dtypes refused before anything moves
     # Each constant as NumPy assigns it to the padded array (its casts, warnings and errors).
     values = []
     for pair in _as_pairs(_host(kwargs.get("constant_values", 0)), x.ndim):
@@ -1251,30 +1351,49 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if x.size == 0:
         result = _empty(x, shape, dtype)
         return _fill_sides(result, x.shape, pad_width, values)
-    array_shape = x.shape
     fills = set(padded)
-    before = tuple(b for b, _ in pad_width)
-    if x.ndim > _rank_limit(dtype, name):  # runs of axes not padded, as one axis each
-        groups = _folding([None if any(pair) else "still" for pair in pad_width])
-        x = _folded(x, groups)
-        shape, before = tuple(math.prod(shape[a] for a in g) for g in groups), tuple(before[g[0]] for g in groups)
-    raw = _raw(x, width)
-    extra = raw.shape[x.ndim :]
     fill = next(iter(fills)) if len(fills) == 1 else bytes(dtype.itemsize)
-    if not any(fill) or dtype.itemsize not in _AS_IS_SIZES:
-        # Zeros: SLICE_GRAD as DirectML defines it.
-        offsets = (*before, *(0,) * len(extra))
-        result = slice_grad(raw, (*shape, *extra), window_offsets=offsets, window_sizes=raw.shape, **_RAW)
-        fill = bytes(dtype.itemsize)
-    else:
-        operation = _Pad((*shape, *extra), (*before, *(0,) * len(extra)), fill_pattern(fill))
-        # Through the adapters, as the array functions' calls go: NumPy and CuPy arrays run it, a
-        # traced array (cudadml.fuse) refuses it by name.
-        (result,) = adapter_for([raw], None).run(operation, [raw], None, None, None)
-    result = _cooked(result, dtype, width).reshape(tuple(b + n + a for n, (b, a) in zip(array_shape, pad_width)))
+    if dtype.itemsize not in _AS_IS_SIZES:  # several words an element (strings): a fill is one word
+        fill = bytes(dtype.itemsize)  # so zeros, then NumPy's assignments
+    limit = _rank_limit(dtype, name)
+    axes = [ax for ax, pair in enumerate(pad_width) if any(pair)]
+    passes = [set(axes)] if x.ndim <= limit else _in_passes(axes, lambda axes: _alone(x.ndim, axes), limit)
+    result = x
+    for axes in passes:  # (a pass pads its axes of the array the one before made)
+        result = _pad_once(result, [pair if ax in axes else (0, 0) for ax, pair in enumerate(pad_width)], fill, name)
     if fills - {fill}:  # constants of their own per axis or side: NumPy's assignments, in its order
-        _fill_sides(result, array_shape, pad_width, values)
+        _fill_sides(result, x.shape, pad_width, values)
     return result
+
+
+def _pad_once(x, pad_width, fill, name):
+    """``x`` (not empty) padded by ``pad_width`` with ``fill`` (one element's bytes) in one
+    launch: SLICE_GRAD for zeros, else ``_Pad``; with more dimensions than the kernels take,
+    the runs of axes not padded as one axis each."""
+    dtype = x.dtype
+    shape = tuple(b + n + a for n, (b, a) in zip(x.shape, pad_width))
+    folded, folded_shape, before = x, shape, tuple(b for b, _ in pad_width)
+    if x.ndim > _rank_limit(dtype, name):
+        groups = _alone(x.ndim, {ax for ax, pair in enumerate(pad_width) if any(pair)})
+        folded = _folded(x, groups)
+        folded_shape = tuple(math.prod(shape[a] for a in g) for g in groups)
+        before = tuple(before[g[0]] for g in groups)
+    width = _words_of(dtype, name)
+    raw = _raw(folded, width)
+    extra = raw.shape[folded.ndim :]
+    offsets, result_shape = (*before, *(0,) * len(extra)), (*folded_shape, *extra)
+    if not any(fill) and _past_one_buffer(result_shape, raw.dtype):  # zeros past SLICE_GRAD's bound
+        key = tuple(slice(b, b + n) for b, n in zip(offsets, raw.shape))
+        result = strided_slice_grad(raw, result_shape, key, **_RAW)
+    elif not any(fill):  # zeros: SLICE_GRAD as DirectML defines it
+        result = slice_grad(raw, result_shape, window_offsets=offsets, window_sizes=raw.shape, **_RAW)
+    else:
+        operation = _Pad(result_shape, offsets, fill_pattern(fill))
+        # The array functions' one route (their adapters, which copy an input whose strides are
+        # not whole elements): NumPy and CuPy arrays run it, a traced array (cudadml.fuse)
+        # refuses it by name.
+        (result,) = run_call(_Pad, [raw], None, lambda inputs: operation, None, None)
+    return _cooked(result, dtype, width).reshape(shape)
 
 
 def _fill_sides(padded, shape, pad_width, values):

@@ -28,7 +28,7 @@ from .errors import Violations, as_int, int_tuple
 from .hooks import provided
 from .indexing import window_reach, window_start
 from .overlap import overlaps_itself
-from .tensor import UINT32_MAX, BufferTensorDesc, tensor_text
+from .tensor import BOUNDS_RULE, UINT32_MAX, BufferTensorDesc, tensor_text
 
 __all__ = ["REGISTRY", "Operator", "OperatorDesc", "OperatorSupport", "register"]
 
@@ -278,7 +278,8 @@ class OperatorDesc:
                 if len(value) != n:
                     v.add(f"len({name}) = {len(value)} must equal DimensionCount = {n}")
                 for i, entry in enumerate(value):
-                    if not role.low <= entry <= role.high:
+                    # Beyond DirectML's bounds (BOUNDS_RULE) only an unsigned array's sign holds.
+                    if not role.low <= entry <= role.high and (BOUNDS_RULE.get() or entry < 0 <= role.low):
                         v.add(f"{name}[{i}] = {entry} must be {role.entry} ({role.low} to {role.high})")
             elif role.kind == "axis" and not 0 <= value < n:
                 v.add(f"{name} = {value} must be in [0, {n - 1}] (DimensionCount = {n})")

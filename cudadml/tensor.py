@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
 from collections.abc import Sequence
@@ -25,8 +26,26 @@ MAX_ELEMENTS = 2**32 - 1
 #: whole call whose arrays are not one buffer but chunks (each chunk a buffer of its own,
 #: checked by its own call), and lifts the rule meanwhile (``arrays._validating``).
 SPAN_RULE = contextvars.ContextVar("cudadml_span_rule", default=True)
+#: Whether DirectML's 32-bit bounds hold: the span above, a tensor's sizes and strides, and an
+#: operator's offsets, sizes and strides (32-bit values). cudadml's own calls (``cd.strided_slice``
+#: and its gradient, ``cudadml.numpy``'s pad) describe theirs without them
+#: (``beyond_directml_bounds``): their kernels index in 64 bits. DirectML's descriptors and the
+#: calls named after them keep every bound, and their messages end with ``BOUNDS_HINT``.
+BOUNDS_RULE = contextvars.ContextVar("cudadml_bounds_rule", default=True)
+BOUNDS_HINT = " (DirectML's limit; cudadml.numpy's functions and cd.strided_slice take larger arrays)"
 #: Every buffer binding's device address is a multiple of this.
 MIN_BINDING_ALIGNMENT = 16
+
+
+@contextlib.contextmanager
+def beyond_directml_bounds():
+    """Descriptors built inside the block skip DirectML's 32-bit bounds (``BOUNDS_RULE``): for a
+    call of cudadml's own, whose kernels index in 64 bits, on an array of any size."""
+    token = BOUNDS_RULE.set(False)
+    try:
+        yield
+    finally:
+        BOUNDS_RULE.reset(token)
 
 
 def coerce_data_type(data_type, where: str = "BufferTensorDesc") -> TensorDataType:
@@ -108,8 +127,8 @@ def _in_uint32_range(v, values, field, low, too_low) -> bool:
     for i, value in enumerate(values):
         if value < low:
             v.add(f"{field}[{i}] = {value} {too_low}")
-        elif value > UINT32_MAX:
-            v.add(f"{field}[{i}] = {value} exceeds UINT32 max {UINT32_MAX}")
+        elif value > UINT32_MAX and BOUNDS_RULE.get():
+            v.add(f"{field}[{i}] = {value} exceeds UINT32 max {UINT32_MAX}{BOUNDS_HINT}")
         else:
             continue
         in_range = False
@@ -242,8 +261,8 @@ class BufferTensorDesc:
             v.add(f"GuaranteedBaseOffsetAlignment = {alignment} must be 0 or a power of two{at_least}")
         if total is not None and not 0 <= total <= UINT64_MAX:
             v.add(f"TotalTensorSizeInBytes = {total} must be an unsigned 64-bit value")
-        if span is not None and span > MAX_ELEMENTS and SPAN_RULE.get():
-            v.add(f"the tensor spans {span} elements, more than the 2^32 - 1 a buffer tensor may span")
+        if span is not None and span > MAX_ELEMENTS and SPAN_RULE.get() and BOUNDS_RULE.get():
+            v.add(f"the tensor spans {span} elements, more than the 2^32 - 1 a buffer tensor may span{BOUNDS_HINT}")
         if span is not None and data_type is not None:  # the size rule needs a valid layout and type
             minimum = _implied_size(span, data_type)
             if total is None:
@@ -309,7 +328,8 @@ class BufferTensorDesc:
 
 def _tensor_fields(tensor):
     """``(field, value)`` of a tensor's fields that are not their defaults, after its type and sizes."""
-    minimum = BufferTensorDesc(tensor.data_type, tensor.sizes, tensor.strides).total_tensor_size_in_bytes
+    # (Computed, not a new tensor's: a tensor built beyond DirectML's bounds is described too.)
+    minimum = _implied_size(last_element_index(tensor.sizes, tensor.effective_strides) + 1, tensor.data_type)
     fields = [
         ("strides", tensor.strides, None),
         ("total_tensor_size_in_bytes", tensor.total_tensor_size_in_bytes, minimum),

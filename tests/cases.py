@@ -1069,7 +1069,8 @@ _SLICE_ERRORS = [
         lambda xp, x: cd.slice(x, offsets=[0, 0], sizes=[2**32, 1]),
         cd.DescriptorError,
         (
-            "slice: sizes[0] = 4294967296 exceeds UINT32 max 4294967295 (DirectML: "
+            "slice: sizes[0] = 4294967296 exceeds UINT32 max 4294967295 (DirectML's limit; "
+            "cudadml.numpy's functions and cd.strided_slice take larger arrays) (DirectML: "
             "OutputTensor.Sizes[0] exceeds UINT32 max 4294967295)"
         ),
     ),
@@ -1153,7 +1154,8 @@ _SLICE_ERRORS = [
         cd.DescriptorError,
         (
             "slice: the result spans 4295032832 elements, more than the 2^32 - 1 a buffer tensor "
-            "may span (DirectML: OutputTensor spans 4295032832 elements, more than the 2^32 - 1 a "
+            "may span (DirectML's limit; cudadml.numpy's functions and cd.strided_slice take larger "
+            "arrays) (DirectML: OutputTensor spans 4295032832 elements, more than the 2^32 - 1 a "
             "buffer tensor may span)"
         ),
         dask=False,  # a Dask array's chunks each need to fit one buffer tensor, not the whole array
@@ -1340,7 +1342,8 @@ _SLICE1_ERRORS = [
         cd.DescriptorError,
         (
             "slice1: 1 + (window_sizes[0] - 1) // |window_strides[0]| = 4294967296 exceeds UINT32 "
-            "max 4294967295 (DirectML: OutputTensor.Sizes[0] exceeds UINT32 max 4294967295)"
+            "max 4294967295 (DirectML's limit; cudadml.numpy's functions and cd.strided_slice take "
+            "larger arrays) (DirectML: OutputTensor.Sizes[0] exceeds UINT32 max 4294967295)"
         ),
     ),
     _error(
@@ -1398,7 +1401,8 @@ _SLICE1_ERRORS = [
         lambda xp, x: cd.slice1(x, window_offsets=[0, 0], window_sizes=[4, 4], output_sizes=[2**32, 4]),
         cd.DescriptorError,
         (
-            "slice1: output_sizes[0] = 4294967296 exceeds UINT32 max 4294967295 (DirectML: "
+            "slice1: output_sizes[0] = 4294967296 exceeds UINT32 max 4294967295 (DirectML's limit; "
+            "cudadml.numpy's functions and cd.strided_slice take larger arrays) (DirectML: "
             "OutputTensor.Sizes[0] exceeds UINT32 max 4294967295)"
         ),
     ),
@@ -1524,7 +1528,8 @@ _SLICE_GRAD_ERRORS = [
         lambda xp, x: cd.slice_grad(x[:2, :2], (4, 2**32), window_offsets=[0, 0], window_sizes=[2, 2]),
         cd.DescriptorError,
         (
-            "slice_grad: input_shape[1] = 4294967296 exceeds UINT32 max 4294967295 (DirectML: "
+            "slice_grad: input_shape[1] = 4294967296 exceeds UINT32 max 4294967295 (DirectML's "
+            "limit; cudadml.numpy's functions and cd.strided_slice take larger arrays) (DirectML: "
             "OutputGradientTensor.Sizes[1] exceeds UINT32 max 4294967295)"
         ),
     ),

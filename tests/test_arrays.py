@@ -386,3 +386,104 @@ def test_a_field_of_one_record_is_sliced_split_and_joined(xp):
     out = np.zeros(1, [("a", "<f8"), ("b", "u1")])
     assert cd.strided_slice(np.array([7.0]), np.s_[:], out=out["a"]) is not None
     assert out["a"].tolist() == [7.0]
+
+
+# ---- out= whose strides are not whole elements -----------------------------------------------------
+
+
+def record_field(shape, dtype, xp, rng):
+    """``(out, buffer, records)``: field "v" of packed records ``("k", u1), ("v", dtype)`` of
+    ``shape`` (strides of 1 + itemsize bytes: not whole elements, at an odd address), of
+    ``xp``'s kind, in ``buffer`` (bytes, every one random); ``records``: the buffer's records on
+    the host, to set the expected field in."""
+    records = np.dtype([("k", "u1"), ("v", dtype)])
+    raw = rng.integers(0, 256, int(np.prod(shape)) * records.itemsize, dtype=np.uint8)
+    host = raw.view(records).reshape(shape)
+    if xp is np:
+        return host["v"], raw, host.copy()
+    buffer = xp.asarray(raw)
+    if not raw.size:  # (CuPy's pointer to no memory takes no offset; an empty out's strides move nowhere)
+        return xp.empty(shape, dtype), buffer, host.copy()
+    out = xp.ndarray(shape, np.dtype(dtype), memptr=buffer.data + 1, strides=host["v"].strides)
+    return out, buffer, host.copy()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", cases.params(cases.OPS))
+def test_out_of_a_records_field_gets_the_result_and_no_other_byte_changes(xp, rng, op, dtype):
+    """``out=`` of a record's field, whose strides are not whole elements, takes the result
+    (through a new array, then a copy of its bytes): its elements are the oracle's, and every
+    other byte of its records (the "k" field) is as it was."""
+    if not op.supports(dtype):
+        pytest.skip(f"{op.name} adds elements, which {np.dtype(dtype)} cannot")
+    typed = {"directml_types": not cases.moves_raw_bits(dtype)}
+    most = 7 if np.dtype(dtype).itemsize == 16 else 8  # (at 8, the copy of bytes takes one launch per row)
+    for sample in [*op.samples(op.maker(dtype, rng)), op.rank_sample(op.maker(dtype, rng), most)]:
+        expected = cases.expected(op, sample)
+        fields = [record_field(e.shape, e.dtype, xp, rng) for e in expected]
+        out = op.out(sample, [o for o, _, _ in fields])
+        if out is None:
+            continue
+        written = cases.listed(sample.map(xp.asarray).call(op.function, out=out, **typed))
+        assert all(w is o for w, (o, _, _) in zip(written, fields)), sample
+        for (_, buffer, records), e in zip(fields, expected):
+            records["v"] = e
+            assert to_host(buffer).tobytes() == records.tobytes(), sample
+
+
+def test_out_of_a_records_field_keeps_the_binding_rules(xp, rng):
+    """The rules of ``out=`` hold for a record's field as for any out: a wrong shape, a read-only
+    field, one that shares bytes with the input: refused before anything runs, every byte kept."""
+    x = xp.asarray(random_array((3, 5), np.float32, rng))
+    out, buffer, records = record_field((3, 4), np.float32, xp, rng)
+    with pytest.raises(cd.BindingError, match=r"^strided_slice: out has shape \(3, 4\); the result has shape \(3, 5\)"):
+        cd.strided_slice(x, (), out=out)
+    with pytest.raises(cd.BindingError, match=r"^join: out has shape \(3, 4\); the result has shape \(6, 5\)"):
+        cd.join([x, x], out=out)
+    assert to_host(buffer).tobytes() == records.tobytes()
+    if xp is np:  # (CuPy arrays are always writable)
+        read_only = record_field((3, 5), np.float32, xp, rng)
+        read_only[0].flags.writeable = False
+        with pytest.raises(cd.BindingError, match=r"^strided_slice: out is read-only$"):
+            cd.strided_slice(x, (), out=read_only[0])
+        assert read_only[1].tobytes() == read_only[2].tobytes()
+    # The input is the out's own buffer: the field "v" read backwards, written forwards.
+    out, buffer, records = record_field((5,), np.float32, xp, rng)
+    with pytest.raises(cd.BindingError, match=r"^strided_slice: out overlaps x in memory$"):
+        cd.strided_slice(out, np.s_[::-1], out=out)
+    assert to_host(buffer).tobytes() == records.tobytes()
+    # Fields of the same records that share no byte: the one read backwards into the other.
+    if xp is np:
+        rec = np.frombuffer(rng.bytes(4 * 5), [("k", "<u2"), ("v", "<u2"), ("p", "u1")]).copy()
+        want = rec.copy()
+        want["v"] = rec["k"][::-1]
+        assert cd.strided_slice(rec["k"], np.s_[::-1], out=rec["v"]) is not None
+        assert rec.tobytes() == want.tobytes()
+
+
+# ---- integer lists ---------------------------------------------------------------------------------
+
+INTEGER_LISTS = {
+    "offsets": lambda x, v: cd.slice(x, offsets=v, sizes=[1, 1]),
+    "sizes": lambda x, v: cd.slice(x, offsets=[0, 0], sizes=v),
+    "window_sizes": lambda x, v: cd.slice1(x, window_offsets=[0, 0], window_sizes=v),
+    "window_strides": lambda x, v: cd.slice_grad(
+        x, (4, 4), window_offsets=[0, 0], window_sizes=[4, 4], window_strides=v
+    ),
+    "split_sizes": lambda x, v: cd.split(x, split_sizes=v),
+    "input_shape": lambda x, v: cd.strided_slice_grad(x, v, ...),
+}
+
+
+@pytest.mark.parametrize("field, call", INTEGER_LISTS.items(), ids=INTEGER_LISTS.keys())
+@pytest.mark.parametrize(
+    "value, kind",
+    [({1, 3}, "set"), (frozenset({1, 3}), "frozenset"), ({1: 0, 3: 0}, "dict"), (np.array([1, 3], object), None)],
+    ids=["set", "frozenset", "dict", "object array"],
+)
+def test_an_integer_list_that_is_no_sequence_is_refused_naming_the_argument(xp, field, call, value, kind):
+    """A set or a mapping has no order (``{4, 3}`` iterates as 3, 4) and an object array holds
+    anything: like a str, each is a ``TypeError`` naming the argument, not integers in its order."""
+    kind = kind or "an array of dtype object"
+    with pytest.raises(TypeError, match=rf": {field} = .* must be a sequence of integers, not {kind}$"):
+        call(xp.zeros((4, 4), np.float32), value)

@@ -183,6 +183,14 @@ CONCATENATE = {
     "dtype= same_kind": lambda r: ([data(r, (2,), "f8")], {"dtype": "f4"}),
     "dtype= complex to float, unsafe": lambda r: ([data(r, (3,), "c8")], {"dtype": "f4", "casting": "unsafe"}),
     "dtype=U": lambda r: ([np.arange(3), np.arange(2)], {"dtype": "U"}),
+    # A datetime or timedelta dtype of no unit keeps the arrays' units (the finest of them).
+    "dtype=M8 keeps the unit": lambda r: ([np.arange(3).astype("M8[D]")] * 2, {"dtype": "M8"}),
+    "dtype=M8, casting no": lambda r: ([np.arange(3).astype("M8[D]")] * 2, {"dtype": "M8", "casting": "no"}),
+    "dtype=M8 of two units": lambda r: ([np.arange(3).astype("M8[D]"), np.arange(2).astype("M8[s]")], {"dtype": "M8"}),
+    "dtype=m8 keeps the unit": lambda r: ([np.arange(3).astype("m8[h]")], {"dtype": "m8"}),
+    "dtype=M8[generic]": lambda r: ([np.arange(3).astype("M8[ms]")], {"dtype": "M8[generic]", "casting": "safe"}),
+    "dtype=M8 of timedeltas, unsafe": lambda r: ([np.arange(3).astype("m8[D]")], {"dtype": "M8", "casting": "unsafe"}),
+    "dtype=m8 of integers": lambda r: ([np.arange(3)], {"dtype": "m8"}),
     "casting equiv": lambda r: ([data(r, (2,), ">f8")], {"dtype": "f8", "casting": "equiv"}),
     "many": lambda r: ([data(r, (1, 2), "i4") for _ in range(300)], {"axis": 0}),
 }
@@ -258,6 +266,12 @@ CONCATENATE_ERRORS = {
     "axis out of bounds": (([A, A],), {"axis": 2}),
     "axis -3": (([A, A],), {"axis": -3}),
     "axis True": (([A, A],), {"axis": True}),
+    "a dict": (({(1, 2): 0, (3,): 0},), {}),  # (its keys would be arrays; NumPy: not a sequence)
+    "dtype=M8 of two units, casting equiv": (
+        ([np.arange(3).astype("M8[D]"), np.arange(2).astype("M8[s]")],),
+        {"dtype": "M8", "casting": "equiv"},
+    ),
+    "dtype=M8 of timedeltas": (([np.arange(3).astype("m8[D]")],), {"dtype": "M8"}),
     "axis 1.0": (([A, A],), {"axis": 1.0}),
     "out and dtype": (([A, A],), {"out": np.empty((4, 3)), "dtype": float}),
     "unknown casting": (([A, A],), {"casting": "foo"}),
@@ -313,6 +327,16 @@ STACKS = {
     ("stack", "0-d"): lambda r: (([np.array(1), np.array(2.5)],), {}),
     ("stack", "dtype="): lambda r: (([data(r, (2,), "i4")] * 2,), {"dtype": "f8"}),
     ("stack", "empty"): lambda r: (([data(r, (0, 2), "u1")] * 3,), {"axis": 1}),
+    ("stack", "a dict's keys"): lambda r: (({(1, 2): 0, (3, 4): 0},), {}),  # (NumPy takes them: tuple(arrays))
+    ("stack", "dtype=M8"): lambda r: (([np.arange(3).astype("M8[s]")] * 2,), {"dtype": "M8"}),
+    ("hstack", "dtype=m8"): lambda r: (
+        ([np.arange(3).astype("m8[D]"), np.arange(2).astype("m8[h]")],),
+        {"dtype": "m8"},
+    ),
+    ("vstack", "dtype=M8, casting no"): lambda r: (
+        ([np.arange(3).astype("M8[D]")] * 2,),
+        {"dtype": "M8", "casting": "no"},
+    ),
     ("hstack", "1-d"): lambda r: (([data(r, (2,), "i4"), data(r, (3,), "i4")],), {}),
     ("hstack", "0-d"): lambda r: (([np.int8(1), np.int8(2)],), {}),
     ("hstack", "2-d, dtype="): lambda r: (([data(r, (2, 1), "i4"), data(r, (2, 2), "u1")],), {"dtype": "i8"}),
@@ -329,6 +353,7 @@ STACKS = {
 @pytest.mark.parametrize(("name", "case"), [(n, c) for (n, _), c in STACKS.items()], ids=[" ".join(k) for k in STACKS])
 def test_stacks(xp, rng, name, case):
     args, kwargs = case(rng)
+    skip_unless_cupy_has(xp, args)
     run_both(xp, name, args, kwargs)
 
 
@@ -339,6 +364,7 @@ STACK_ERRORS = {
     ("stack", "axis 1.0"): (([A, A],), {"axis": 1.0}),
     ("stack", "a generator"): (((x for x in [A]),), {}),
     ("stack", "cast refused"): (([A, A],), {"dtype": "i1", "casting": "safe"}),
+    ("stack", "dtype=M8 of timedeltas"): (([np.arange(3).astype("m8[D]")] * 2,), {"dtype": "M8"}),
     ("hstack", "no arrays"): (([],), {}),
     ("hstack", "not a sequence"): ((5,), {}),
     ("vstack", "shapes differ"): (([np.arange(3), np.arange(2)],), {}),
@@ -352,6 +378,7 @@ STACK_ERRORS = {
     ("name", "case"), [(n, c) for (n, _), c in STACK_ERRORS.items()], ids=[" ".join(k) for k in STACK_ERRORS]
 )
 def test_stack_errors(xp, name, case):
+    skip_unless_cupy_has(xp, case[0])
     assert_same_error(xp, name, *case)
 
 
@@ -375,6 +402,8 @@ SPLITS = {
     ("split", "bool"): lambda r: (data(r, (6,), "?"), 3),
     ("split", "complex128"): lambda r: (data(r, (4, 3), "c16")[::-1], [1, 2]),
     ("split", "2.0 sections"): lambda r: (data(r, (4,), "i4"), 2.0),
+    ("split", "a set of indices"): lambda r: (data(r, (6,), "i4"), {4, 1}),  # (NumPy: list(indices))
+    ("array_split", "a dict's keys as indices"): lambda r: (data(r, (6,), "i4"), {3: 0, 1: 0}),
     ("array_split", "uneven"): lambda r: (data(r, (5, 3), "f4"), 4),
     ("array_split", "more sections than elements"): lambda r: (data(r, (4,), "f4"), 6),
     ("array_split", "no indices"): lambda r: (data(r, (3, 11), "f4"), []),
@@ -599,6 +628,14 @@ PADS = {
     "strings U3 zeros": lambda r: (data(r, (3, 2), "U3"), 1, {}),
     "bytes S4": lambda r: (data(r, (3,), "S4"), 2, {"constant_values": b"xyz"}),
     "structured": lambda r: (data(r, (3,), [("a", "<i4"), ("b", "<f4")]), 1, {"constant_values": 0}),
+    # A record's field (strides of 5 bytes, not whole elements): the constants' route copies it.
+    "a record's field": lambda r: (data(r, (3, 2), [("k", "u1"), ("v", "<f4")])["v"], 1, {"constant_values": 5}),
+    "a record's field, zeros": lambda r: (data(r, (3, 2), [("k", "u1"), ("v", "<f4")])["v"], 1, {}),
+    "a record's field per side": lambda r: (
+        data(r, (3,), [("k", "u1"), ("v", "<i8")])["v"],
+        (1, 2),
+        {"constant_values": (5, 6)},
+    ),
     "4-d": lambda r: (data(r, (2, 1, 3, 2), "i8"), [[0, 1], [2, 0], [1, 1], [0, 3]], {"constant_values": 11}),
 }
 
@@ -699,10 +736,86 @@ def test_more_dimensions_than_directml_fold_into_fewer(xp, rng, name, case, dtyp
     run_both(xp, name, *case(x))
 
 
-def test_flips_of_more_runs_than_directml_takes_are_refused():
-    x = np.zeros((2,) * 10)
-    with pytest.raises(cd.DescriptorError, match="DimensionCount"):
-        cnp.flip(x, (0, 2, 4, 6, 8))
+#: Calls whose axes flipped, padded or rolled make more runs than the kernels take (8, or 7 for
+#: 16-byte elements, moved as pairs of words): they run in passes of as many runs as fit.
+MANY_RUNS = {
+    "flip every other axis": lambda x: ((x, tuple(range(0, x.ndim, 2))), {}),
+    "flip all but the last": lambda x: ((x[..., ::-1], tuple(range(x.ndim - 1))), {}),
+    "pad every axis": lambda x: ((x, 1), {"constant_values": 3}),
+    "pad every axis with zeros": lambda x: ((x, [(1, 0), (0, 2)] * (x.ndim // 2) + [(1, 1)] * (x.ndim % 2)), {}),
+    "pad every axis, a constant per axis": lambda x: (
+        (x, 1),
+        {"constant_values": [[k, -k] for k in range(x.ndim)]},
+    ),
+    "pad every other axis": lambda x: ((x, [(1, 2), (0, 0)] * (x.ndim // 2) + [(0, 0)] * (x.ndim % 2)), {}),
+    "roll every axis": lambda x: ((x, 1, tuple(range(x.ndim))), {}),
+    "roll every other axis": lambda x: ((x[::-1], 2, tuple(range(0, x.ndim, 2))), {}),
+    "concatenate": lambda x: (([x, x[:, ::-1]],), {"axis": 1}),
+    "stack": lambda x: (([x, x],), {"axis": 3}),
+    "split": lambda x: ((x, [1], 2), {}),
+}
+
+
+@pytest.mark.parametrize("rank", [8, 9, 11])
+@pytest.mark.parametrize(("name", "case"), MANY_RUNS.items(), ids=MANY_RUNS.keys())
+@pytest.mark.parametrize("dtype", ["i2", "c16", "U3"])
+def test_more_runs_than_directml_takes_run_in_passes(xp, rng, name, case, dtype, rank):
+    """8-D complex128 (9 dimensions of words) and 9 to 11 dimensions, every axis changed."""
+    skip_unless_cupy_has(xp, np.zeros(0, dtype))
+    x = data(rng, (2, 3) * (rank // 2) + (2,) * (rank % 2), dtype)
+    args, kwargs = case(x)
+    run_both(xp, name.split()[0], args, kwargs)
+
+
+def test_flips_of_more_runs_than_directml_takes_run_in_passes(launches, rng):
+    x = data(rng, (2,) * 10, "f8")
+    assert_same(cnp.flip(x, (0, 2, 4, 6, 8)), np.flip(x, (0, 2, 4, 6, 8)))
+    assert launches[0] == 2  # axes 0, 2, 4 and 6 (8 runs), then axis 8
+
+
+#: Every function on empty arrays of more dimensions than DirectML's (each result's shape its own).
+EMPTY_PAST_THE_RANK = {
+    "concatenate": lambda x: (([x, x],), {"axis": 1}),
+    "concatenate axis None": lambda x: (([x, x],), {"axis": None}),
+    "stack": lambda x: (([x, x],), {"axis": -1}),
+    "hstack": lambda x: (([x, x],), {}),
+    "vstack": lambda x: (([x, x],), {}),
+    "dstack": lambda x: (([x, x],), {}),
+    "column_stack": lambda x: (([x, x],), {}),
+    "split": lambda x: ((x, 1, 1), {}),
+    "split indices": lambda x: ((x, [1, 5], -1), {}),
+    "split overlapping": lambda x: ((x, [2, 1], 1), {}),
+    "array_split": lambda x: ((x, 3, 2), {}),
+    "hsplit": lambda x: ((x, 2), {}),
+    "vsplit": lambda x: ((x, [1]), {}),
+    "dsplit": lambda x: ((x, 1), {}),
+    "flip": lambda x: ((x, (1, 3)), {}),
+    "fliplr": lambda x: ((x,), {}),
+    "flipud": lambda x: ((x,), {}),
+    "roll": lambda x: ((x, 1, (1, 3)), {}),
+    "pad": lambda x: ((x, 1), {"constant_values": 3}),
+}
+
+
+@pytest.mark.parametrize("rank", [9, 10, 11])
+@pytest.mark.parametrize(("name", "case"), EMPTY_PAST_THE_RANK.items(), ids=EMPTY_PAST_THE_RANK.keys())
+def test_every_function_on_empty_arrays_past_directmls_rank(xp, rng, name, case, rank):
+    x = data(rng, (0, 2, 2, 1) + (2,) * (rank - 4), "f4")
+    args, kwargs = case(x)
+    run_both(xp, name.split()[0], args, kwargs)
+
+
+def test_concatenate_and_stack_into_a_records_field(xp, rng):
+    """``out=`` a record's field (strides not whole elements): the result in its elements, the
+    other field's bytes as they were."""
+    from test_arrays import record_field
+
+    xs = [data(rng, (2, 3), "i4"), data(rng, (2, 3), "i4")]
+    for name, kwargs, shape in (("concatenate", {"axis": 1}, (2, 6)), ("stack", {"axis": 2}, (2, 3, 2))):
+        out, buffer, records = record_field(shape, np.int32, xp, rng)
+        assert getattr(cnp, name)(_to(xp, xs), out=out, **kwargs) is out
+        records["v"] = getattr(np, name)(xs, **kwargs)
+        assert _host(buffer).tobytes() == records.tobytes()
 
 
 @pytest.mark.parametrize("backend", ["reference", pytest.param("emulate", marks=pytest.mark.emulate)])

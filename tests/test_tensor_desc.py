@@ -136,6 +136,20 @@ WRONG_TYPES = [
     pytest.param(T.FLOAT32, [2, np.True_], None, "Sizes[1] must be an integer, not bool", id="numpy-bool-size"),
     pytest.param(T.FLOAT32, [2, None], None, "Sizes[1] must be an integer, not NoneType", id="none-size"),
     pytest.param(T.FLOAT32, "12", None, "Sizes must be a sequence of integers, not str", id="str-sizes"),
+    # Unordered: sizes in a set's hash order ({4, 3} iterates as 3, 4) would be a silent transposition.
+    pytest.param(T.FLOAT32, {4, 3}, None, "Sizes must be a sequence of integers, not set", id="set-sizes"),
+    pytest.param(
+        T.FLOAT32, [2], frozenset({1}), "Strides must be a sequence of integers, not frozenset", id="frozenset"
+    ),
+    pytest.param(T.FLOAT32, {4: 1, 3: 1}, None, "Sizes must be a sequence of integers, not dict", id="dict-sizes"),
+    pytest.param(T.FLOAT32, {4: 1}.keys(), None, "Sizes must be a sequence of integers, not dict_keys", id="keys"),
+    pytest.param(
+        T.FLOAT32,
+        np.array([4, 3], object),
+        None,
+        "Sizes must be a sequence of integers, not an array of dtype object",
+        id="object-array-sizes",
+    ),
     pytest.param(T.FLOAT32, [2], [float("nan")], "Strides[0] must be an integer, not float", id="nan-stride"),
 ]
 

@@ -66,6 +66,9 @@ ITEMS = {
 }
 _MOST_ITEMS = max(ITEMS.values())  # bounds the work indices of every launch
 CHUNK = 16  # gather_rows moves 16-byte chunks
+#: The most blocks a grid takes (gridDim.x, and the kernels' int block indices): 2^31 - 1
+#: blocks of BLOCK threads move terabytes, more than a device holds.
+MAX_GRID = 2**31 - 1
 MAX_RANK = 8
 #: Batch capacities compiled for; a batch of more jobs is launched in groups of the largest.
 JOB_CAPACITIES = (1, 4, 16, 64, 128)
@@ -461,6 +464,8 @@ class Launch:
     """
 
     def __init__(self, name, grid, params, slots):
+        if grid > MAX_GRID:  # said here rather than by the driver at the launch
+            raise ValueError(f"{name}: a grid of {grid} blocks, more than the {MAX_GRID} a launch takes")
         self.name, self.grid, self.params = name, grid, params
         self._template = params.tobytes()
         assert len(self._template) % 8 == 0 and all(p % 8 == 0 for p, *_ in slots)

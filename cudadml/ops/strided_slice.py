@@ -14,9 +14,24 @@ from ..enums import FeatureLevel
 from ..errors import int_tuple, shown_value
 from ..indexing import index_key, parse_key, window_params
 from ..operators import Operator, register
+from ..tensor import beyond_directml_bounds
 from .slice import gather_picture
 from .slice1 import Slice1, Slice1OperatorDesc
 from .slice_grad import SliceGrad, SliceGradOperatorDesc, gradient_messages, scatter_picture
+
+
+def _beyond_directml_bounds(describe):
+    """``describe`` without DirectML's 32-bit bounds (``tensor.beyond_directml_bounds``): an index,
+    as NumPy's, takes arrays of any size, and its kernels index in 64 bits. (Its operation is
+    its own, so no call of SLICE1's or SLICE_GRAD's, which keep the bounds, shares its
+    compiled operators.)"""
+
+    @functools.wraps(describe)
+    def described(self, dtype, shapes):
+        with beyond_directml_bounds():
+            return describe(self, dtype, shapes)
+
+    return described
 
 
 class StridedSlice(NamedTuple):
@@ -49,6 +64,7 @@ class StridedSlice(NamedTuple):
             raise _of_key(cls.NAME, key, e) from None
 
     @calls.callers_words
+    @_beyond_directml_bounds
     def describe(self, dtype, shapes):
         (shape,), result_shape = shapes, self.result_shape
         t = calls.type_of(self, dtype)
@@ -83,7 +99,7 @@ def _of_key(name, key, error):
     return type(error)(f"{name}: key {shown_value(key)}: {error}")
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)  # (an index of 64 dimensions holds 6 KB: _memory.FIXED_BYTES)
 def _strided_slice(tokens, shape, feature_level, directml_types):
     """``StridedSlice`` of a key's tokens on ``shape`` (a tuple of ints): memoized, so that a
     call in a loop parses its key and builds its operation once."""
@@ -132,6 +148,7 @@ class StridedSliceGrad(NamedTuple):
         return self.windows
 
     @calls.callers_words
+    @_beyond_directml_bounds
     def describe(self, dtype, shapes):
         shape, result_shape = self.input_shape, self.result_shape
         t = calls.type_of(self, dtype)
