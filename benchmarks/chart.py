@@ -12,9 +12,11 @@ import json
 import sys
 
 
-def bandwidth_chart(path):
+def bandwidth_chart(path, labels=None):
     """The figure of the large cases in the JSON file ``path``: per case, each participant's
-    GPU-time bandwidth as a share of the device-to-device copy measured in the same run."""
+    GPU-time bandwidth as a share of the device-to-device copy measured in the same run.
+    ``labels`` maps a participant's name in the JSON (``"cudadml at 38b83d9"``: bench.py's
+    ``--against`` revision) to what the legend says for a reader who cannot place a commit."""
     import matplotlib.pyplot as plt
 
     with open(path) as f:
@@ -27,7 +29,8 @@ def bandwidth_chart(path):
     figure, ax = plt.subplots(figsize=(10, 0.38 * len(cases) + 1.5))
     for k, who in enumerate(participants):
         ys = [c + k * width for c in range(len(cases))]
-        ax.barh(ys, [share.get((case, who), 0) for case in cases], height=width, label=who)
+        label = (labels or {}).get(who, who)
+        ax.barh(ys, [share.get((case, who), 0) for case in cases], height=width, label=label)
     ax.set_yticks([c + 0.4 - width / 2 for c in range(len(cases))], cases, fontsize=8)
     ax.invert_yaxis()
     ax.axvline(100, color="grey", linewidth=0.8)

@@ -111,8 +111,14 @@ def common_dtype(name, dtypes, argument="xs"):
     dtype = dtypes[0]
     if dtypes.count(dtype) != len(dtypes):
         k = next(k for k, d in enumerate(dtypes) if d != dtype)
-        raise TypeError(f"{name}: {argument}[{k}] has dtype {dtypes[k]}, {argument}[0] has {dtype}")
+        promoting = _PROMOTING.get(name)
+        hint = f"; {name} does not promote ({promoting} promotes as NumPy does)" if promoting else ""
+        raise TypeError(f"{name}: {argument}[{k}] has dtype {dtypes[k]}, {argument}[0] has {dtype}{hint}")
     return dtype
+
+
+#: The operators that take arrays of one dtype, and the function that promotes mixed ones instead.
+_PROMOTING = {"join": "cudadml.numpy.concatenate"}
 
 
 def ranked(name, shape, argument="x", verb="slice"):

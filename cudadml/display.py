@@ -260,7 +260,29 @@ class Explanation:
         """The lines that say what was not drawn."""
         more = self.layout.slices - len(self.slices)
         lines = [f"{more} more 2-D slices not drawn"] if more > 0 else []
+        hidden = self._not_at_cell_scale()
+        if hidden:
+            lines.append(f"{hidden} more {'window' if hidden == 1 else 'windows'} not drawn at cell scale")
         return lines + (self.outlines.cut if self.outlines else [])
+
+    def _not_at_cell_scale(self) -> int:
+        """How many windows outlined in a slice drawn have no cell in its views (a slice larger
+        than one view shows at most ``MAX_INSET_WINDOWS`` windows at cell scale, and the text only
+        that scale: without this line a third window would vanish from it unsaid)."""
+        lay, outlined, shown = self.layout, set(), set()
+        for s in self.slices:
+            for box in s.boxes:
+                outlined.add(box.key)
+                c0, c1 = lay.cell(box.columns[0]), lay.cell(box.columns[1])
+                if any(
+                    v.rows.start <= box.rows[1]
+                    and box.rows[0] < v.rows.stop
+                    and v.cells.start <= c1
+                    and c0 < v.cells.stop
+                    for v in s.views
+                ):
+                    shown.add(box.key)
+        return len(outlined - shown)
 
     def __repr__(self) -> str:
         keyed, more = self._key()

@@ -1893,7 +1893,19 @@ _JOIN_ERRORS = [
         "dtypes",
         lambda xp, x: cd.join([x, x.astype(np.float64)]),
         TypeError,
-        "join: xs[1] has dtype float64, xs[0] has float32",
+        (
+            "join: xs[1] has dtype float64, xs[0] has float32; join does not promote "
+            "(cudadml.numpy.concatenate promotes as NumPy does)"
+        ),
+    ),
+    _error(
+        "dtypes_int64_float32",
+        lambda xp, x: cd.join([x.astype(np.int64), x]),
+        TypeError,
+        (
+            "join: xs[1] has dtype float32, xs[0] has int64; join does not promote "
+            "(cudadml.numpy.concatenate promotes as NumPy does)"
+        ),
     ),
     _error(
         "axis_out_of_range",
@@ -1944,7 +1956,10 @@ _JOIN_ERRORS = [
         "dtypes_of_ones",
         lambda xp, x: cd.join([xp.ones(2, np.float32), xp.ones(2)]),
         TypeError,
-        "join: xs[1] has dtype float64, xs[0] has float32",
+        (
+            "join: xs[1] has dtype float64, xs[0] has float32; join does not promote "
+            "(cudadml.numpy.concatenate promotes as NumPy does)"
+        ),
     ),
     _error(
         "shapes_off_the_axis",
@@ -1960,7 +1975,10 @@ _JOIN_ERRORS = [
         "dtypes_int8",
         lambda xp, x: cd.join([xp.zeros((2, 3), np.float32), xp.zeros((2, 3), np.int8)], 0),
         TypeError,
-        "join: xs[1] has dtype int8, xs[0] has float32",
+        (
+            "join: xs[1] has dtype int8, xs[0] has float32; join does not promote "
+            "(cudadml.numpy.concatenate promotes as NumPy does)"
+        ),
     ),
     _error(
         "axis_past_the_rank",

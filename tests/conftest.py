@@ -16,13 +16,12 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "emulate: runs the CUDA kernels emulated on the host (needs a C++ compiler)")
 
 
-def pytest_collection_modifyitems(config, items):
-    if GPU:
-        return
-    skip = pytest.mark.skip(reason=f"no usable GPU: {GPU_REASON}")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    # Skipped here rather than by a skip mark: pytest -ra reports a mark's skip at each test's
+    # own line (one summary line per test), an explicit skip where it is raised (one line for all).
+    if not GPU and "gpu" in item.keywords and not any(item.iter_markers("skip")):
+        pytest.skip(f"GPU tests: {GPU_REASON}")
 
 
 def _cupy():

@@ -5,6 +5,7 @@ scale), and every picture is small and quick to make, whatever it draws.
 
 Array functions are explained with their window arguments by name (``offsets=``, ...)."""
 
+import re
 import time
 import tracemalloc
 import xml.etree.ElementTree as ET
@@ -605,6 +606,19 @@ def test_a_batch_picture_marks_and_outlines_what_each_window_reads(shape, n, per
     assert picture.outlines.unseen == n - len(shown)
     gradient = cd.explain(cd.slice1_batch_grad, results, shape, **windows)
     assert gradient.grid == picture.grid and gradient.outlines == picture.outlines
+
+
+@pytest.mark.parametrize("n", [3, 5])
+def test_a_batch_picture_says_how_many_windows_it_drew_no_cells_of(n):
+    """Past MAX_INSET_WINDOWS windows of a large slice, the text says what it left out."""
+    offsets = [[0, 10 * k, 10 * k] for k in range(n)]
+    picture = cd.explain(cd.slice1_batch, (3, 64, 64), window_offsets=offsets, window_sizes=[3, 8, 8])
+    text = repr(picture)
+    rows = [line.split(None, 1)[1] for line in text.splitlines() if re.fullmatch(r"\d+ +[\d,. ]+", line)]
+    drawn = {int(k) for row in rows for k in re.findall(r"\d+", row)}
+    hidden = n - cd.display.MAX_INSET_WINDOWS
+    assert drawn == set(range(cd.display.MAX_INSET_WINDOWS))
+    assert text.splitlines()[-1] == f"{hidden} more {'window' if hidden == 1 else 'windows'} not drawn at cell scale"
 
 
 def test_a_per_sample_batch_outlines_each_window_in_its_own_sample():

@@ -15,6 +15,7 @@ A cell prepended in memory checks both before the notebook's own cells run.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
@@ -60,6 +61,34 @@ def test_the_first_cell_names_every_optional_package_the_notebook_imports(path):
     imported = set(re.findall(r"^\s*(?:import|from) (\w+)", code, re.MULTILINE))
     imported |= {"matplotlib"} if "bandwidth_chart" in code else set()  # benchmarks/chart.py draws with it
     assert sorted(imported & set(OPTIONAL)) == sorted(needs(nb))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_no_committed_output_rounds_a_share_down_to_0_percent(path):
+    """A share of 0.27% printed as "0%" reads as nothing at all."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            text = output.get("text", "") + output.get("data", {}).get("text/plain", "")
+            assert not re.search(r"(?<![\d.])0%", text), f"{path.name}: {text}"
+
+
+def test_the_chart_legend_says_what_a_revision_is():
+    """bench.py names the revision it times against by its commit ("cudadml at 38b83d9"), which
+    a reader of the chart cannot place: notebook 02 gives each such participant a label."""
+    pytest.importorskip("matplotlib")
+    sys.path.insert(0, str(NOTEBOOKS_DIR.parent / "benchmarks"))
+    try:
+        from chart import bandwidth_chart
+    finally:
+        sys.path.pop(0)
+    results = NOTEBOOKS_DIR.parent / "benchmarks" / "results" / "h100.json"
+    code = "\n".join(c.source for c in nbformat.read(NOTEBOOKS_DIR / "02_tasks.ipynb", as_version=4).cells)
+    labels = ast.literal_eval(re.search(r"^labels = (\{.*\})$", code, re.MULTILINE).group(1))
+    figure = bandwidth_chart(results, labels=labels)
+    legend = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
+    assert "cudadml (this release)" in legend
+    assert not any(re.search(r" at [0-9a-f]{7,}$", label) for label in legend), legend
 
 
 def _prepended(name, entry):

@@ -50,6 +50,17 @@ def test_the_readme_is_a_short_tour_and_the_guide_has_the_long_form():
     assert "## Descriptor layer" in (ROOT / "docs" / "guide.md").read_text()
 
 
+def test_a_newcomer_is_told_how_to_open_the_notebooks_and_install_pytorch_without_a_gpu():
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    extra = config["options.extras_require"]["notebooks"].split()
+    assert {re.match(r"[\w-]+", requirement).group() for requirement in extra} == {"jupyterlab", "nbconvert"}
+    command = 'pip install -e ".[notebooks]" && jupyter lab notebooks/'
+    assert command in (ROOT / "README.md").read_text() and command not in readme_commands()
+    guide = (ROOT / "docs" / "guide.md").read_text()
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in guide
+
+
 def test_every_subpackage_is_in_the_wheel():
     """setup.cfg lists its packages by name: a new folder of modules left out installs without
     them (the editable install of development would not notice)."""

@@ -11,7 +11,9 @@ on the edges of its window's cells, on every side where the window ends in the v
 of that colour lies anywhere else; the cells a window reads are filled and those none reads are
 white. The cases: a crop of an image, 10 000 crops of it, and the calls of the notebooks.
 
-Skipped where Chromium is not installed (Debian: ``apt-get install chromium``). With
+Skipped where Chromium is not installed (Debian: ``apt-get install chromium``). Chromium run as
+root (a container, CI) exits at once without ``--no-sandbox``, which ``_screenshot`` passes: pass
+it too when running Chromium on a picture by hand as root. With
 ``CUDADML_SCREENSHOTS=<directory>`` the screenshots are kept there to look at.
 """
 
@@ -148,7 +150,7 @@ def _screenshot(svg, directory, name):
             [
                 CHROMIUM,
                 "--headless",
-                "--no-sandbox",
+                "--no-sandbox",  # as root (containers, CI) Chromium will not start without it
                 "--disable-gpu",
                 "--disable-quic",
                 "--no-first-run",

@@ -140,3 +140,48 @@ def test_bench_times_cudadml_beside_cupy_and_pytorch(capsys):
     lines = [line for line in out.splitlines() if re.match(r"^(strided_slice|split|join)", line)]
     assert len(lines) == 5
     assert all(re.search(r"\d+ \(\d+\)\s+\d+ \(\d+\)", line) for line in lines)
+
+
+@pytest.mark.parametrize(
+    "present, expected",
+    [
+        (False, "no usable NVIDIA GPU or driver found (CuPy 99.0; no /dev/nvidia* device, no nvidia-smi)"),
+        (True, "CuPy 99.0 finds no usable GPU (RuntimeError: cudaErrorInsufficientDriver: CUDA driver version"),
+    ],
+)
+def test_without_a_gpu_the_reason_says_so_not_upgrade_your_driver(monkeypatch, present, expected):
+    import types
+
+    from cudadml import backends
+
+    def refuse():
+        raise RuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version")
+
+    runtime = types.SimpleNamespace(getDeviceCount=refuse)
+    fake = types.SimpleNamespace(__version__="99.0", cuda=types.SimpleNamespace(runtime=runtime))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(backends, "_nvidia_present", lambda: present)
+    usable, why = backends.gpu_status()
+    assert not usable and why.startswith(expected)
+
+
+@pytest.mark.skipif(GPU, reason="the GPU tests run here")
+def test_the_gpu_tests_skip_in_one_summary_line():
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-ra",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "addopts=",
+        "tests/test_gpu.py",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert len(lines) == 1 and re.match(
+        rf"^SKIPPED \[\d+\] tests/conftest\.py:\d+: GPU tests: {re.escape(GPU_REASON)}$", lines[0]
+    )

@@ -16,7 +16,7 @@ are ``(inputs, outputs)`` pairs of lists: the byte address of each binding's ele
 the array that holds it; ``address_bits`` is the OR of all addresses. Which backend runs a
 call follows from the memory kind (device memory: ``CUDA``) and, for host memory, from
 ``host_backend()``: the innermost ``use_host_backend(name)`` block of the calling thread, else
-``CUDADML_BACKEND`` (read once), else ``"reference"``.
+``CUDADML_BACKEND`` (read once; empty means unset), else ``"reference"``.
 """
 
 from __future__ import annotations
@@ -197,7 +197,8 @@ _local = threading.local()
 
 @functools.cache
 def _default():
-    return _named(os.environ.get("CUDADML_BACKEND", "reference"), "CUDADML_BACKEND")
+    # Set but empty (CUDADML_BACKEND= in a shell or a CI matrix) means unset, as for CXX or CC.
+    return _named(os.environ.get("CUDADML_BACKEND", "").strip() or "reference", "CUDADML_BACKEND")
 
 
 def host_backend():
@@ -249,17 +250,38 @@ def backend_for(kind: str):
     return CUDA if kind == "cupy" else host_backend()
 
 
+#: Where an NVIDIA driver shows itself: its device nodes (Linux), its /proc entry, WSL's GPU node.
+_NVIDIA_NODES = ("/dev/nvidia[0-9]*", "/dev/nvidiactl", "/proc/driver/nvidia", "/dev/dxg")
+_NO_GPU = "no usable NVIDIA GPU or driver found"
+
+
+def _nvidia_present() -> bool:
+    """Whether the machine shows any sign of an NVIDIA GPU or driver."""
+    import glob
+    import shutil
+
+    return any(glob.glob(node) for node in _NVIDIA_NODES) or shutil.which("nvidia-smi") is not None
+
+
 def gpu_status() -> tuple[bool, str]:
-    """``(usable, description)``: whether CuPy is installed and sees a CUDA device."""
+    """``(usable, description)``: whether CuPy is installed and sees a CUDA device.
+
+    Without a GPU, the CUDA runtime reports ``cudaErrorInsufficientDriver`` (it takes a missing
+    driver for one too old) or ``cudaErrorNoDevice``; where the machine shows no NVIDIA device
+    node and no ``nvidia-smi``, the description says so instead of "upgrade your driver".
+    """
     try:
         import cupy
     except ImportError:
         return False, "CuPy is not installed"
+    none = f"{_NO_GPU} (CuPy {cupy.__version__}; no /dev/nvidia* device, no nvidia-smi)"
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:  # no driver, or a driver too old: CuPy raises its runtime error
+        if not _nvidia_present():
+            return False, none
         return False, f"CuPy {cupy.__version__} finds no usable GPU ({type(e).__name__}: {e})"
     if count == 0:
-        return False, f"CuPy {cupy.__version__} finds no CUDA device"
+        return False, none if not _nvidia_present() else f"CuPy {cupy.__version__} finds no CUDA device"
     name = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
     return True, f"{name} (CuPy {cupy.__version__}, {count} device(s))"
