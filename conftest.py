@@ -9,7 +9,14 @@ import re
 import pytest
 
 #: The optional libraries, and the extra that installs each.
-EXTRAS = {"torch": "torch", "dask": "dask", "distributed": "dask", "matplotlib": "docs"}
+EXTRAS = {
+    "torch": "torch",
+    "dask": "dask",
+    "distributed": "dask",
+    "matplotlib": "docs",
+    "onnx": "onnx",
+    "onnxruntime": "onnx",
+}
 _IMPORT = re.compile(r"^\s*(?:import|from)\s+(\w+)", re.MULTILINE)
 _HEADING = re.compile(r"^#{2,6} (.+)$", re.MULTILINE)
 _skipped: list[str] = []

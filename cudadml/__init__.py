@@ -41,7 +41,7 @@ list, never in a circle (``tests/test_layers.py`` checks it):
   self-check).
 """
 
-from . import arrays, graph
+from . import arrays, graph, interop  # noqa: F401 (interop provides the arrays a compiled graph takes)
 from .adapters import register_adapter
 from .arrays import *  # noqa: F403 (the array functions: arrays.__all__)
 from .backends import use_host_backend

@@ -90,6 +90,9 @@ class CompiledOperator:
     <CompiledOperator Slice FLOAT32 (1, 1, 4, 4) -> (1, 1, 3, 2): 1 strided copy, 24 bytes out>
     """
 
+    #: The binding rules' class (a compiled graph's words its refusals for array callers).
+    _BINDINGS = Bindings
+
     def __init__(self, desc, device=None, *, views=None, placed_at=None, load=True, constants=None):
         self.desc = desc
         given = {"constants": constants} if constants else {}  # (only operators that take them)
@@ -125,7 +128,7 @@ class CompiledOperator:
             with cupy.cuda.Device(device):
                 self.device = cupy.cuda.Device().id
                 self._load()
-        self._bindings = Bindings(where, self._in, self._out, self.device)
+        self._bindings = self._BINDINGS(where, self._in, self._out, self.device)
 
     def _load(self):
         CUDA.load(self._prepared_for(CUDA))

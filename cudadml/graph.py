@@ -17,17 +17,21 @@ merges dimensions through their common refinement.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .bindings import Slot
+import numpy as np
+
+from .bindings import Bindings, Slot
 from .compiled import CompiledBatch
 from .errors import DescriptorError, Violations, as_int, fill_docstring
 from .hooks import provided
 from .operators import OperatorDesc
 from .plan import CopyJob, CopyPlan, best_walk, merge_phases
 from .tensor import BufferTensorDesc, packed_strides
+from .testing import aligned_empty
 
 __all__ = [
     "GraphDesc",
@@ -873,14 +877,37 @@ def _walked(jobs, element_size):
     return [best_walk(part, element_size) for j in jobs for part in _within_rank(j)]
 
 
+#: Where ``CompiledGraph.execute`` refuses a buffer for its address, size or layout, the way
+#: forward it ends with: the callable graph arranges all three itself.
+WAY_FORWARD = "call the compiled graph with arrays (compiled(x)), or allocate with cudadml.testing.aligned_empty"
+#: How the binding rules word those refusals (``bindings._resolve``).
+_BUFFER_RULES = ("bytes past a multiple of", "TotalTensorSizeInBytes", "lies outside the buffer", "C-contiguous")
+
+
+class _GraphBindings(Bindings):
+    """A compiled graph's binding rules: DirectML's, with the way forward added to the
+    refusals that an array caller meets only because buffers are DirectML's contract."""
+
+    def refuse(self, problems):
+        super().refuse([f"{p}; {WAY_FORWARD}" if any(r in p for r in _BUFFER_RULES) else p for p in problems])
+
+
 class CompiledGraph(CompiledBatch):
     """A ``GraphDesc`` composed into copies from its inputs to its outputs: one launch per
     element size. Pieces that take zeros (SLICE_GRAD's) read a small zero buffer the operator
-    owns, bound after the graph's inputs."""
+    owns, bound after the graph's inputs.
+
+    ``execute(inputs, outputs)`` binds buffers under DirectML's rules; calling the compiled
+    graph with arrays (``compiled(x)``) returns its outputs as new arrays (``__call__``).
+    """
+
+    _BINDINGS = _GraphBindings
 
     def __init__(self, graph: GraphDesc, device=None, *, load=True):
         self.desc = graph
         inputs, outputs = graph.input_tensors, graph.output_tensors
+        self._tensors = (inputs, outputs)
+        self._input_names = [_input_name(graph, g) for g in range(graph.input_count)]
         self._in = [_slot(f"inputs[{g}]", t) for g, t in enumerate(inputs)]
         self._out = [_slot(f"outputs[{o}]", t) for o, t in enumerate(outputs)]
         composer = _Composer(graph, inputs)
@@ -896,6 +923,75 @@ class CompiledGraph(CompiledBatch):
         self._zeros_needed = any(job.input == zero_input for plan in self.plans for job in plan.jobs)
         self._zeros = {}
         self._ready("Graph.execute", device, load)
+
+    def __call__(self, *arrays: Any, stream: Any = None) -> Any:
+        """Run the graph on arrays and return its outputs as new arrays of the same kind.
+
+        Unlike ``execute``, any address and any strides are taken: where DirectML's binding
+        rules need a 16-byte aligned buffer of ``TotalTensorSizeInBytes``, an input is copied
+        into aligned staging first (an array that keeps the rules already is bound as it is),
+        and the outputs are allocated here.
+
+        Parameters
+        ----------
+        *arrays : numpy.ndarray, cupy.ndarray or torch.Tensor
+            One per graph input, in index order, each of the input's shape and dtype; all of
+            one kind (NumPy runs on the host backend, CuPy and CUDA tensors on the GPU, CPU
+            tensors as NumPy views).
+        stream : cupy.cuda.Stream, optional
+            For device arrays; the current stream (for torch tensors, torch's) when omitted.
+
+        Returns
+        -------
+        array or tuple of arrays
+            The graph's output (C-contiguous, of the inputs' kind), or a tuple of them in
+            output order when the graph has several.
+
+        Raises
+        ------
+        TypeError
+            For a wrong number of arrays, arrays of several kinds, or an array of the wrong
+            dtype, naming the argument, the graph input and what it takes.
+        ValueError
+            For an array of the wrong shape, likewise.
+
+        Examples
+        --------
+        >>> import numpy as np, cudadml as cd
+        >>> f32 = cd.TensorDataType.FLOAT32
+        >>> flip = cd.Slice1OperatorDesc(cd.BufferTensorDesc(f32, [4]), cd.BufferTensorDesc(f32, [4]), [0], [4], [-1])
+        >>> compiled = cd.GraphDesc(1, 1, [flip], [cd.GraphInputEdge(0, 0, 0, name="x")],
+        ...                         [cd.GraphOutputEdge(0, 0, 0)]).compile()
+        >>> compiled(np.arange(8, dtype=np.float32)[::2])
+        array([6., 4., 2., 0.], dtype=float32)
+        >>> compiled(np.zeros(3, np.float32))
+        Traceback (most recent call last):
+            ...
+        ValueError: compiled graph: argument 0 is float32 of shape (3,); graph input 0 ('x') takes float32 of shape (4,)
+        """
+        inputs, outputs = self._tensors
+        if len(arrays) != len(inputs):
+            raise TypeError(
+                f"compiled graph: takes {_count(len(inputs), 'array')} (one per graph input: "
+                f"{', '.join(self._input_names)}), {len(arrays)} given"
+            )
+        kind, views, place, wrap = provided("caller arrays")(arrays, stream)  # (interop: every kind)
+        xp = sys.modules["cupy"] if kind == "cupy" else np
+        for k, (a, tensor) in enumerate(zip(views, inputs)):
+            dtype, sizes = tensor.data_type.numpy_dtype, tuple(tensor.sizes)
+            if a.dtype != dtype or tuple(a.shape) != sizes:
+                error = TypeError if a.dtype != dtype else ValueError
+                raise error(
+                    f"compiled graph: argument {k} is {a.dtype} of shape {tuple(a.shape)}; {self._input_names[k]} "
+                    f"takes {dtype} of shape {sizes}"
+                )
+        with place as stream:
+            staged = [_staged(a, tensor, xp) for a, tensor in zip(views, inputs)]
+            buffers = [_aligned(tensor, xp) for tensor in outputs]
+            self.execute(staged, buffers, stream=stream)
+            results = [_result(buffer, tensor, xp) for buffer, tensor in zip(buffers, outputs)]
+        results = [wrap(r) for r in results]
+        return results[0] if len(results) == 1 else tuple(results)
 
     def _run(self, bound, stream):
         if self._zeros_needed:
@@ -943,6 +1039,51 @@ class CompiledGraph(CompiledBatch):
 
 def _address(array):
     return array.data.ptr if hasattr(array.data, "ptr") else array.ctypes.data
+
+
+def _input_name(graph, g):
+    """Graph input ``g`` as messages name it: by the name of an edge that carries it, if any."""
+    names = [e.name for e in graph.input_edges if e.graph_input_index == g and e.name]
+    return f"graph input {g}" + (f" ({names[0]!r})" if names else "")
+
+
+def _aligned(tensor, xp):
+    """A fresh buffer that keeps DirectML's binding rules for ``tensor``."""
+    alignment = max(256, tensor.guaranteed_base_offset_alignment)
+    return aligned_empty(tensor.total_tensor_size_in_bytes, xp, alignment)
+
+
+def _elements(buffer, tensor, xp):
+    """The elements of ``tensor`` in ``buffer``, as an array of its shape and strides."""
+    dtype = tensor.data_type.numpy_dtype
+    typed = buffer[: buffer.nbytes // dtype.itemsize * dtype.itemsize].view(dtype)
+    strides = [s * dtype.itemsize for s in tensor.effective_strides]
+    return xp.lib.stride_tricks.as_strided(typed, shape=tensor.sizes, strides=strides)
+
+
+def _staged(a, tensor, xp):
+    """``a`` bound as graph input ``tensor``: itself where it keeps the binding rules, else a
+    copy of its elements in an aligned buffer of the tensor's layout."""
+    alignment = max(16, tensor.guaranteed_base_offset_alignment)
+    if (
+        _packed(tensor)
+        and a.flags.c_contiguous
+        and a.nbytes >= tensor.total_tensor_size_in_bytes
+        and _address(a) % alignment == 0
+    ):
+        return a
+    buffer = _aligned(tensor, xp)
+    _elements(buffer, tensor, xp)[...] = a
+    return buffer
+
+
+def _result(buffer, tensor, xp):
+    """A graph output written into ``buffer`` as a new C-contiguous array."""
+    if _packed(tensor):
+        dtype = tensor.data_type.numpy_dtype
+        count = math.prod(tensor.sizes)
+        return buffer[: count * dtype.itemsize].view(dtype).reshape(tensor.sizes)
+    return xp.ascontiguousarray(_elements(buffer, tensor, xp))
 
 
 def _cuda():

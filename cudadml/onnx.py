@@ -23,6 +23,10 @@ from initializers and ``Constant`` nodes, and a node whose data inputs are all c
 evaluated while loading (the exporters build shapes that way). Shapes must be static: the graph
 inputs' types give them, and every other shape follows from the nodes.
 
+``InferenceSession`` runs such a model as onnxruntime's session of that name does (the same
+``get_inputs``, ``get_outputs`` and ``run``), on the graph ``load`` builds; symbolic dimensions
+are made concrete by the feeds, one compiled graph per shape.
+
 ONNX data types map to DirectML's: FLOAT, FLOAT16, DOUBLE, INT8 to INT64 and UINT8 to UINT64 to
 their namesakes, and BOOL (one byte) to UINT8, since the operators move bits: bind a boolean
 array as ``a.view(numpy.uint8)``.
@@ -49,6 +53,8 @@ from __future__ import annotations
 
 import math
 import os
+import sys
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -60,7 +66,7 @@ from .graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphNode, 
 from .ops import JoinOperatorDesc, Slice1OperatorDesc, SliceGradOperatorDesc, SliceOperatorDesc, SplitOperatorDesc
 from .tensor import MAX_DIMENSIONS, BufferTensorDesc
 
-__all__ = ["SUPPORTED_OPS", "ModelError", "UnsupportedModelError", "load"]
+__all__ = ["SUPPORTED_OPS", "InferenceSession", "ModelError", "NodeArg", "UnsupportedModelError", "load"]
 
 #: The op types of the default domain that ``load`` takes.
 SUPPORTED_OPS = ("Concat", "Constant", "Flatten", "Identity", "Pad", "Reshape", "Slice", "Split")
@@ -194,6 +200,324 @@ def load(model) -> GraphDesc:
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         raise ModelError(f"onnx.checker refuses the model: {str(e).strip()}") from e
     return graph
+
+
+@dataclass(frozen=True)
+class NodeArg:
+    """A model input or output as ``InferenceSession`` describes it (onnxruntime's ``NodeArg``).
+
+    Parameters
+    ----------
+    name : str
+        The value's name in the model.
+    shape : list of int, str or None
+        Per dimension its size, or a symbolic dimension's name (``"N"``), or None where the
+        model names neither.
+    type : str
+        As ONNX's schemas write it: ``"tensor(float)"``, ``"tensor(int64)"``, ...
+
+    Examples
+    --------
+    >>> from cudadml.onnx import NodeArg
+    >>> NodeArg("x", ["N", 3, 8, 8], "tensor(float)").shape
+    ['N', 3, 8, 8]
+    """
+
+    name: str
+    shape: list
+    type: str
+
+
+#: Concrete shapes of a model with symbolic dimensions that a session keeps compiled.
+SESSION_SHAPES = 16
+
+
+class InferenceSession:
+    """An onnxruntime ``InferenceSession`` for the models ``load`` takes, run on cudadml's graphs.
+
+    The model becomes a ``GraphDesc`` (``load``) compiled once; a model whose inputs have
+    symbolic dimensions (a batch ``N``) is loaded and compiled once per concrete shape the
+    feeds give, the last ``SESSION_SHAPES`` (16) kept. ``run`` calls the compiled graph with
+    the feeds (``CompiledGraph.__call__``), so they may be NumPy or CuPy arrays or torch tensors,
+    at any address and of any strides, and the results are of the feeds' kind.
+
+    Parameters
+    ----------
+    path_or_bytes : str, os.PathLike, bytes or onnx.ModelProto
+        The model: a ``.onnx`` file, its serialized bytes, or the model itself.
+    sess_options : onnxruntime.SessionOptions, optional
+        Taken and ignored.
+    providers : list, optional
+        Taken and ignored: cudadml runs NumPy feeds (and CPU tensors) on the host backend and
+        device feeds on the GPU, whatever providers are named.
+    provider_options : list, optional
+        Taken and ignored.
+    **kwargs
+        The other arguments onnxruntime takes, taken and ignored.
+
+    Raises
+    ------
+    ModelError, UnsupportedModelError
+        As ``load`` raises them, for a model it cannot run (with symbolic dimensions: at the
+        first ``run`` of each shape, for what depends on it).
+    TypeError
+        For a model that is none of the above.
+    ImportError
+        Where the ``onnx`` package is not installed.
+
+    Examples
+    --------
+    The guide's ONNX section runs a model under onnxruntime and here side by side. These
+    examples need the ``onnx`` package (``tests/test_onnx_session.py`` runs such sessions).
+
+    >>> import numpy as np, cudadml as cd  # doctest: +SKIP
+    >>> from onnx import TensorProto, helper  # doctest: +SKIP
+    >>> value = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, ["N", 2])  # doctest: +SKIP
+    >>> model = helper.make_model(helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "copy",
+    ...                                             [value("x")], [value("y")]))  # doctest: +SKIP
+    >>> session = cd.onnx.InferenceSession(model.SerializeToString(),
+    ...                                    providers=["CUDAExecutionProvider"])  # doctest: +SKIP
+    >>> session.run(None, {"x": np.ones((3, 2), np.float32)})[0].shape  # doctest: +SKIP
+    (3, 2)
+    """
+
+    def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, **kwargs):
+        onnx = self._onnx = _onnx()
+        model = path_or_bytes
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            try:
+                model = onnx.load_model_from_string(bytes(model))
+            except Exception as e:  # protobuf's DecodeError, whose class varies by version
+                raise ModelError(f"the bytes are not an ONNX model: {e}") from e
+        elif isinstance(model, (str, os.PathLike)):
+            model = onnx.load(os.fspath(model))
+        elif not isinstance(model, onnx.ModelProto):
+            raise TypeError(
+                f"InferenceSession takes an onnx.ModelProto, its bytes or a path, not {type(model).__name__}"
+            )
+        self._model = model
+        constants = {i.name for i in model.graph.initializer}
+        self._inputs = [vi for vi in model.graph.input if vi.name not in constants]
+        self._outputs = list(model.graph.output)
+        # (An input that declares no shape is left to ``load``, which refuses it now.)
+        self._symbolic = any(
+            shape is not None and not all(isinstance(d, int) for d in shape) for shape in map(_shape, self._inputs)
+        )
+        self._compiled = OrderedDict()  # concrete input shapes -> compiled graph, least recent first
+        if not self._symbolic:  # refused now, as onnxruntime refuses at construction
+            self._compiled[None] = load(model).compile()
+
+    def get_inputs(self) -> list[NodeArg]:
+        """The model's inputs (initializers left out), in its order.
+
+        Returns
+        -------
+        list of NodeArg
+            Each input's name, shape (symbolic dimensions by name) and type.
+
+        Raises
+        ------
+        ModelError
+            Never for a session made: its model was read when the session was.
+
+        Examples
+        --------
+        A model that copies its input (it needs the ``onnx`` package):
+
+        >>> import numpy as np, cudadml as cd  # doctest: +SKIP
+        >>> from onnx import TensorProto, helper  # doctest: +SKIP
+        >>> x, y = (helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 2]) for n in "xy")  # doctest: +SKIP
+        >>> session = cd.onnx.InferenceSession(helper.make_model(helper.make_graph(
+        ...     [helper.make_node("Identity", ["x"], ["y"])], "copy", [x], [y])))  # doctest: +SKIP
+        >>> session.get_inputs()  # doctest: +SKIP
+        [NodeArg(name='x', shape=['N', 2], type='tensor(float)')]
+        """
+        return [self._node_arg(vi) for vi in self._inputs]
+
+    def get_outputs(self) -> list[NodeArg]:
+        """The model's outputs, in its order.
+
+        Returns
+        -------
+        list of NodeArg
+            Each output's name, shape (symbolic dimensions by name) and type.
+
+        Raises
+        ------
+        ModelError
+            Never for a session made: its model was read when the session was.
+
+        Examples
+        --------
+        A model that copies its input (it needs the ``onnx`` package):
+
+        >>> import numpy as np, cudadml as cd  # doctest: +SKIP
+        >>> from onnx import TensorProto, helper  # doctest: +SKIP
+        >>> x, y = (helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 2]) for n in "xy")  # doctest: +SKIP
+        >>> session = cd.onnx.InferenceSession(helper.make_model(helper.make_graph(
+        ...     [helper.make_node("Identity", ["x"], ["y"])], "copy", [x], [y])))  # doctest: +SKIP
+        >>> [o.name for o in session.get_outputs()]  # doctest: +SKIP
+        ['y']
+        """
+        return [self._node_arg(vi) for vi in self._outputs]
+
+    def run(self, output_names, input_feed, run_options=None):
+        """Run the model on ``input_feed`` and return the outputs named.
+
+        Parameters
+        ----------
+        output_names : list of str or None
+            The outputs wanted, in the order wanted; None for every output, in the model's order.
+        input_feed : dict of str to array
+            One array per model input (NumPy, CuPy or torch tensor), by name. A BOOL input
+            takes a boolean array.
+        run_options : optional
+            Taken, as onnxruntime takes it, and ignored.
+
+        Returns
+        -------
+        list of arrays
+            In ``output_names`` order, of the feeds' kind.
+
+        Raises
+        ------
+        ValueError
+            For a missing or extra feed, or a feed of the wrong rank or of a size that differs
+            from a fixed dimension, naming it.
+        KeyError
+            For an output name the model does not have, naming it.
+        TypeError
+            For a feed of the wrong dtype, naming it, the dtype given and the type the input takes.
+
+        Examples
+        --------
+        A model that copies its input (it needs the ``onnx`` package):
+
+        >>> import numpy as np, cudadml as cd  # doctest: +SKIP
+        >>> from onnx import TensorProto, helper  # doctest: +SKIP
+        >>> x, y = (helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 2]) for n in "xy")  # doctest: +SKIP
+        >>> session = cd.onnx.InferenceSession(helper.make_model(helper.make_graph(
+        ...     [helper.make_node("Identity", ["x"], ["y"])], "copy", [x], [y])))  # doctest: +SKIP
+        >>> (y,) = session.run(["y"], {"x": np.arange(8, dtype=np.float32).reshape(4, 2)})  # doctest: +SKIP
+        >>> y[-1]  # doctest: +SKIP
+        array([6., 7.], dtype=float32)
+        >>> session.run(None, {"x": np.zeros((4, 2))})  # doctest: +SKIP
+        Traceback (most recent call last):
+            ...
+        TypeError: InferenceSession.run: input 'x' is fed float64; it takes tensor(float) (float32)
+        """
+        names = [vi.name for vi in self._inputs]
+        if not isinstance(input_feed, dict):
+            raise TypeError(f"InferenceSession.run: input_feed must be a dict of name to array, not "
+                            f"{type(input_feed).__name__}")  # fmt: skip
+        missing = [n for n in names if n not in input_feed]
+        extra = [n for n in input_feed if n not in names]
+        if missing or extra:
+            raise ValueError(
+                "InferenceSession.run: "
+                + "; ".join(
+                    [f"no feed for input {n!r}" for n in missing]
+                    + [f"{n!r} is not an input of the model (inputs: {', '.join(map(repr, names))})" for n in extra]
+                )
+            )
+        outputs = [vi.name for vi in self._outputs]
+        wanted = outputs if output_names is None else list(output_names)
+        for n in wanted:
+            if n not in outputs:
+                raise KeyError(f"InferenceSession.run: {n!r} is not an output of the model (outputs: "
+                               f"{', '.join(map(repr, outputs))})")  # fmt: skip
+        feeds = [self._feed(vi, input_feed[vi.name]) for vi in self._inputs]
+        results = self._graph(feeds)(*feeds)
+        results = results if isinstance(results, tuple) else (results,)
+        results = [
+            _as_bool(r) if vi.type.tensor_type.elem_type == _BOOL else r for r, vi in zip(results, self._outputs)
+        ]
+        return [results[outputs.index(n)] for n in wanted]
+
+    def _node_arg(self, vi) -> NodeArg:
+        elem_type = vi.type.tensor_type.elem_type
+        type_name = self._onnx.TensorProto.DataType.Name(elem_type).lower()
+        return NodeArg(vi.name, _shape(vi), f"tensor({type_name})")
+
+    def _feed(self, vi, a):
+        """A feed checked against its input's type and rank, BOOL as the bytes DirectML moves."""
+        elem_type = vi.type.tensor_type.elem_type
+        expected = np.dtype(self._onnx.helper.tensor_dtype_to_np_dtype(elem_type))
+        given = _numpy_dtype(a)
+        if given != expected:
+            raise TypeError(f"InferenceSession.run: input {vi.name!r} is fed {given}; it takes "
+                            f"{self._node_arg(vi).type} ({expected})")  # fmt: skip
+        shape = _shape(vi)
+        fixed = [(k, d) for k, d in enumerate(shape) if isinstance(d, int)]
+        if len(a.shape) != len(shape) or any(a.shape[k] != d for k, d in fixed):
+            raise ValueError(f"InferenceSession.run: input {vi.name!r} is fed shape {tuple(a.shape)}; it takes "
+                             f"{_shape_text(shape)}")  # fmt: skip
+        return _as_bytes(a) if elem_type == _BOOL else a
+
+    def _graph(self, feeds):
+        """The compiled graph for the feeds' shapes: compiled once per shape, the last few kept."""
+        if not self._symbolic:
+            return self._compiled[None]
+        key = tuple(tuple(a.shape) for a in feeds)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            model = self._onnx.ModelProto()
+            model.CopyFrom(self._model)
+            by_name = {vi.name: vi for vi in model.graph.input}
+            for vi, shape in zip(self._inputs, key):
+                for dim, n in zip(by_name[vi.name].type.tensor_type.shape.dim, shape):
+                    dim.dim_value = n  # (clears dim_param: the two are one field's choices)
+            compiled = load(model).compile()
+            if len(self._compiled) >= SESSION_SHAPES:
+                self._compiled.popitem(last=False)
+            self._compiled[key] = compiled
+        self._compiled.move_to_end(key)
+        return compiled
+
+
+#: ONNX's BOOL, which DirectML moves as UINT8.
+_BOOL = 9
+
+
+def _shape(vi):
+    """A value info's shape as onnxruntime gives it: sizes, symbolic names, None for neither."""
+    tensor_type = vi.type.tensor_type
+    if not tensor_type.HasField("shape"):
+        return None
+    return [
+        d.dim_value if d.HasField("dim_value") else (d.dim_param if d.dim_param else None)
+        for d in tensor_type.shape.dim
+    ]
+
+
+def _shape_text(shape):
+    return "a shape of no declared rank" if shape is None else f"rank {len(shape)}, shape {shape}"
+
+
+def _numpy_dtype(a):
+    """The NumPy dtype of an array's elements (torch tensors' too)."""
+    try:
+        return np.dtype(a.dtype)
+    except TypeError:  # a torch dtype: NumPy's where torch has one (bfloat16 has none)
+        try:
+            return sys.modules["torch"].empty(0, dtype=a.dtype).numpy().dtype
+        except (TypeError, RuntimeError):
+            return np.dtype(np.void)
+
+
+def _as_bytes(a):
+    """A boolean array as the bytes it is."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(a, torch.Tensor):
+        return a.view(torch.uint8)
+    return a.view(np.uint8)
+
+
+def _as_bool(a):
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(a, torch.Tensor):
+        return a.view(torch.bool)
+    return a.view(bool)
 
 
 def _onnx():

@@ -87,7 +87,7 @@ _RUNS = _Runs()
 # ---- the arrays ---------------------------------------------------------------------------------
 
 
-def _as_array(x, name, role):
+def as_array(x, name, role):
     """``(kind, array)``: CuPy for device memory (zero-copy), NumPy for everything else
     (``name``, ``role``: the call and the array's role in it, for messages).
 
@@ -125,7 +125,7 @@ def _input(x, name, role):
     """``(kind, array)`` for the input the call names ``role`` (``x``, ``xs[2]``). NumPy arrays
     must hold plain data; strides that are not whole elements (a record's field) get a copy.
     (CuPy has neither object dtypes nor such strides.)"""
-    kind, x = _as_array(x, name, role)
+    kind, x = as_array(x, name, role)
     if kind == "numpy":
         if x.dtype.kind not in _PLAIN_KINDS:  # bool, integers, floats, complex are plain data
             check_element_dtype(x.dtype, f"{name}: {role}")
@@ -137,7 +137,7 @@ def _input(x, name, role):
 
 def _out(kind, out, name, role="out", source="x"):
     """``out`` as an array of ``kind``; ``TypeError`` for another memory kind or a non-plain dtype."""
-    out_kind, out = _as_array(out, name, role)
+    out_kind, out = as_array(out, name, role)
     if out_kind != kind:
         raise TypeError(f"{name}: {role} is in {out_kind} memory but {source} is in {kind} memory")
     if kind == "numpy":
