@@ -122,11 +122,16 @@ def run_call(kind, inputs, outs, describe, stream, chunks, given=None):
     inputs, outs = adapter.arrays(kind, inputs, outs)
     operation = describe(inputs)
     try:
-        if outs is not None and adapter is PLAIN and not all(map(_whole_elements, outs)):
-            # (NumPy arrays as given: the adapter copies those whose strides are not whole elements)
-            given_inputs = [a if isinstance(a, np.ndarray) else b for a, b in zip(arrays, inputs)]
-            return _through_stand_ins(operation, given_inputs, inputs, outs, stream)
-        return adapter.run(operation, inputs, outs, stream, chunks)
+        try:
+            return adapter.run(operation, inputs, outs, stream, chunks)
+        except BindingError:
+            # An out whose strides are not whole elements is refused by the runner before anything
+            # runs (no tensor binds it); looked for here, so that a call that binds costs nothing.
+            if outs is None or adapter is not PLAIN or all(map(_whole_elements, outs)):
+                raise
+        # (NumPy arrays as given: the adapter copies those whose strides are not whole elements)
+        given_inputs = [a if isinstance(a, np.ndarray) else b for a, b in zip(arrays, inputs)]
+        return _through_stand_ins(operation, given_inputs, inputs, outs, stream)
     except BindingError as e:
         raise _bindings_said(operation, e, inputs, given) from None
 
@@ -140,8 +145,8 @@ def run_call(kind, inputs, outs, describe, stream, chunks, given=None):
 
 
 def _whole_elements(a):
-    """Whether ``a``'s strides are whole elements (per ``out=`` of every call: the common case,
-    every stride a multiple of the element size, costs a pass over the strides)."""
+    """Whether ``a``'s strides are whole elements (a stride of an axis of one element, or of an
+    empty array, moves nowhere and may be anything)."""
     itemsize = a.itemsize
     for stride in a.strides:
         if stride % itemsize:  # (a stride of an axis of one element, or of an empty array, moves nowhere)
