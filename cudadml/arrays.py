@@ -125,13 +125,13 @@ def run_call(kind, inputs, outs, describe, stream, chunks, given=None):
         try:
             return adapter.run(operation, inputs, outs, stream, chunks)
         except BindingError:
-            # An out whose strides are not whole elements is refused by the runner before anything
+            # An array whose strides are not whole elements is refused by the runner before anything
             # runs (no tensor binds it); looked for here, so that a call that binds costs nothing.
-            if outs is None or adapter is not PLAIN or all(map(_whole_elements, outs)):
+            if adapter is not PLAIN or all(map(_whole_elements, inputs + (outs or []))):
                 raise
-        # (NumPy arrays as given: the adapter copies those whose strides are not whole elements)
-        given_inputs = [a if isinstance(a, np.ndarray) else b for a, b in zip(arrays, inputs)]
-        return _through_stand_ins(operation, given_inputs, inputs, outs, stream)
+        # (arrays as given: the adapter copies NumPy arrays whose strides are not whole elements)
+        given_inputs = [a if type(a) is type(b) else b for a, b in zip(arrays, inputs)]
+        return _through_stand_ins(operation, given_inputs, inputs, outs or None, stream)
     except BindingError as e:
         raise _bindings_said(operation, e, inputs, given) from None
 
@@ -163,11 +163,16 @@ def _bytes_of(a):
 
 
 def _through_stand_ins(operation, given_inputs, inputs, outs, stream):
-    """``operation`` run on ``inputs`` into ``outs``, some of whose strides are not whole
-    elements. Their binding rules are checked first, on their bytes (writable, no byte shared
-    with an input as given or another out), and the shape and dtype rules on the new arrays
-    that stand in for them, so a call that breaks one runs nothing."""
-    check_views(operation.NAME, [_bytes_of(a) for a in given_inputs], [_bytes_of(o) for o in outs])
+    """``operation`` run on ``inputs`` into ``outs`` (None: new results), some of whose strides
+    are not whole elements. The outs' binding rules are checked first, on their bytes (writable,
+    no byte shared with an input as given or another out), and the shape and dtype rules on the
+    new arrays that stand in for them, so a call that breaks one runs nothing. An input stands
+    in as a copy of its elements."""
+    if outs is not None:
+        check_views(operation.NAME, [_bytes_of(a) for a in given_inputs], [_bytes_of(o) for o in outs])
+    inputs = [a if _whole_elements(a) else _copy_bytes(a, _new_like(a), stream) for a in inputs]
+    if outs is None:
+        return PLAIN.run(operation, inputs, None, stream)
     stand_ins = [o if _whole_elements(o) else _new_like(o) for o in outs]
     PLAIN.run(operation, inputs, stand_ins, stream)
     for out, stand_in in zip(outs, stand_ins):
@@ -186,13 +191,14 @@ def _new_like(a):
 
 
 def _copy_bytes(source, target, stream):
-    """``source``'s elements (C-contiguous) into ``target``'s, byte by byte: one strided copy, or
-    one per index of the first axis where the axis of bytes makes more than DirectML's 8."""
+    """``source``'s elements into ``target``'s, byte by byte: one strided copy, or one per index
+    of the first axis where the axis of bytes makes more than DirectML's 8. Returns ``target``."""
     if target.ndim + 1 > MAX_DIMENSIONS:
         for k in range(target.shape[0]):
             _copy_bytes(source[k], target[k], stream)
-        return
+        return target
     strided_slice(_bytes_of(source), (), out=_bytes_of(target), stream=stream, directml_types=False)
+    return target
 
 
 def as_list(arrays, what, name):

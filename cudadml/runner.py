@@ -124,7 +124,7 @@ def as_array(x, name, role):
 def _input(x, name, role):
     """``(kind, array)`` for the input the call names ``role`` (``x``, ``xs[2]``). NumPy arrays
     must hold plain data; strides that are not whole elements (a record's field) get a copy.
-    (CuPy has neither object dtypes nor such strides.)"""
+    (CuPy has no object dtypes; its such strides bind nothing, which ``arrays.run_call`` meets.)"""
     kind, x = as_array(x, name, role)
     if kind == "numpy":
         if x.dtype.kind not in _PLAIN_KINDS:  # bool, integers, floats, complex are plain data
@@ -323,14 +323,15 @@ def describe(operation, dtype, shapes) -> tuple:
 # ---- building a call's entry (from the call alone) -----------------------------------------------
 
 
-def _element_view(layout, per_element, axes):
-    """``(shape, element strides)`` of an input's ``(shape, strides)`` (``per_element`` stride
+def _element_view(name, k, layout, per_element, axes):
+    """``(shape, element strides)`` of input ``k``'s ``(shape, strides)`` (``per_element`` stride
     units make an element: its bytes, or 1 for strides in elements), and where the tensor's
     dimensions are other axes (``axes``), the tensor's element strides."""
     shape, strides = layout
     elements = element_strides(shape, strides, per_element)
     if elements is None:
-        raise ValueError(f"an input has strides {strides}, not whole {per_element}-byte elements")
+        where = f"{name}.execute: inputs[{k}]"
+        raise BindingError([f"{where}: has strides {strides}, not whole {per_element}-byte elements"])
     view = tuple(shape), elements
     return view if axes is None else (*view, _mapped_strides(view[1], axes))
 
@@ -404,7 +405,7 @@ def _build_entry(operation, kind, device, dtype, layouts, out_layouts):
         offsets = tuple(offsets)
     if d.desc is None:
         return _Entry(None, shapes, (), bound_outputs, zeros=d.zeros, offsets=offsets, total=total or 0)
-    in_views = [_element_view(layouts[k], per_element, d.input_axes) for k in d.bound_inputs]
+    in_views = [_element_view(name, k, layouts[k], per_element, d.input_axes) for k in d.bound_inputs]
     out_views = []
     for k in bound_outputs:
         view = _result_view(name, k, outs[k], shapes[k], dtype, per_element)

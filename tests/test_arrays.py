@@ -461,6 +461,24 @@ def test_out_of_a_records_field_keeps_the_binding_rules(xp, rng):
         assert rec.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_a_records_field_as_input_gives_its_elements(xp, rng, dtype):
+    """An input whose strides are not whole elements (a record's field, at an odd address) binds
+    no tensor: it is read through a copy of its elements, NumPy's and CuPy's alike, and its
+    buffer is left as it was."""
+    x, buffer, records = record_field((3, 5), dtype, xp, rng)
+    want, typed = records["v"], {"directml_types": not cases.moves_raw_bits(dtype)}
+    assert to_host(cd.strided_slice(x, np.s_[::-1, 1:], **typed)).tobytes() == want[::-1, 1:].tobytes()
+    joined = cd.join([x, x], axis=1, **typed)
+    assert to_host(joined).tobytes() == np.concatenate([want, want], axis=1).tobytes()
+    parts = cd.split(x, axis=1, split_sizes=[2, 3], **typed)
+    assert [to_host(p).tobytes() for p in parts] == [want[:, :2].tobytes(), want[:, 2:].tobytes()]
+    out = xp.asarray(random_array((5, 3), dtype, rng))
+    assert cd.strided_slice(x.T, (), out=out, **typed) is out
+    assert to_host(out).tobytes() == want.T.copy().tobytes()
+    assert to_host(buffer).tobytes() == records.tobytes()
+
+
 # ---- integer lists ---------------------------------------------------------------------------------
 
 INTEGER_LISTS = {
