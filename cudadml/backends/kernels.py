@@ -144,6 +144,16 @@ GRAD_LANES = 4
 #: so the grid sizes and the kernels' indexing cannot disagree.
 DEFINES = (f"-DCUDADML_BLOCK={BLOCK}", *(f"-DCUDADML_ITEMS_{family.upper()}={n}" for family, n in ITEMS.items()))
 OPTIONS = ("--std=c++17", *DEFINES)
+
+
+def use_launch_shape(block: int, items: dict) -> None:
+    """Launch with ``block`` threads per block and ``items`` (family: work items per thread)
+    from now on; for a process that has compiled and prepared nothing yet (tune_launch.py)."""
+    global BLOCK, ITEMS, _MOST_ITEMS, DEFINES, OPTIONS
+    BLOCK, ITEMS = block, {**ITEMS, **items}
+    _MOST_ITEMS = max(ITEMS.values())
+    DEFINES = (f"-DCUDADML_BLOCK={BLOCK}", *(f"-DCUDADML_ITEMS_{family.upper()}={n}" for family, n in ITEMS.items()))
+    OPTIONS = ("--std=c++17", *DEFINES)
 _GROUP = re.compile(r"(\w+)<(\d+),.*\b(int|long long)\b")  # family, element width, index type
 
 
