@@ -3,12 +3,13 @@
     python benchmarks/host_cost.py [--against REV] [--only SUBSTRING] [--rounds 21] [--round-ms 20]
                                    [--launcher {native,python}] [--rev-python-launcher]
 
-Every per-call path of ``bench.py``'s per-call table (and the windows batches') runs on CuPy
-arrays whose memory is host memory (CuPy's allocator handed host addresses), with the device
-stubbed below the Python: the CUDA driver is a stub library that takes every launch and does
-nothing (loaded in place of ``libcuda.so.1``; without a C compiler, or with ``--launcher
-python``, the launches take ``Launch``'s Python route with the driver call stubbed), and CuPy's
-streams, events, pinned memory and copies are stand-ins that do nothing. So what is timed is
+Every per-call path of ``bench.py``'s per-call table (and the windows batches', and the small
+calls of ``cudadml.numpy`` that ``numpy_bench.py`` times) runs on CuPy arrays whose memory is
+host memory (CuPy's allocator handed host addresses), with the device stubbed below the
+Python: the CUDA driver is a stub library that takes every launch and does nothing (loaded in
+place of ``libcuda.so.1``; without a C compiler, or with ``--launcher python``, the launches
+take ``Launch``'s Python route with the driver call stubbed), and CuPy's streams, events,
+pinned memory and copies are stand-ins that do nothing. So what is timed is
 what the host does before and around a launch: normalising the call, the cache of compiled
 operators, the binding rules, tables, allocations of results (CuPy's ndarray over the stub
 allocator), filling the parameter struct; not the driver's launch, which is the same for both.
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import ctypes
+import functools
 import gc
 import importlib
 import pathlib
@@ -221,7 +223,8 @@ def _windows(rng, bounds, window, n, flips=True):
 def cases():
     """``(name, make)`` pairs: ``make(lib)`` gives the call of cudadml package ``lib``, with no
     arguments (arrays shared by both revisions): the rows of ``bench.py``'s per-call table on
-    CuPy arrays, and windows batches (``slice1_batch`` and its gradient) of each route."""
+    CuPy arrays, windows batches (``slice1_batch`` and its gradient) of each route, and
+    ``numpy_bench.py``'s small calls of ``cudadml.numpy`` (64x64 arrays)."""
     rng = np.random.default_rng(0)
     f32 = np.float32
     x = _array((64, 64), f32)
@@ -290,6 +293,14 @@ def cases():
     windows = {"window_offsets": offsets, "window_strides": strides}
     per_sample = {"window_offsets": sample_offsets, "window_sizes": (3, 48, 48), "per_sample": True}
     per_sample["window_strides"] = sample_strides
+    # cudadml.numpy's small calls, as numpy_bench.py times them against CuPy's.
+    h, u8 = _array((64, 64), np.float16), _array((3, 64, 64), np.uint8)
+
+    def cnp(name, *args, **kwargs):
+        """``make`` of a call of ``cudadml.numpy``'s function ``name`` (looked up once)."""
+        return lambda lib: functools.partial(
+            getattr(importlib.import_module(f"{lib.__name__}.numpy"), name), *args, **kwargs
+        )
 
     return [
         (
@@ -357,6 +368,13 @@ def cases():
             "slice1_batch_grad: 16 per-sample crops, per call",
             lambda lib: lambda: lib.slice1_batch_grad(dy_samples, (16, 3, 64, 64), **per_sample),
         ),
+        ("cnp.roll f32 64x64 axis 0", cnp("roll", x, 21, axis=0)),
+        ("cnp.roll f32 64x64 axes (0, 1)", cnp("roll", x, (3, -5), axis=(0, 1))),
+        ("cnp.pad u8 3x64x64 zeros", cnp("pad", u8, ((0, 0), (8, 8), (8, 8)))),
+        ("cnp.pad f16 64x64 constant 3", cnp("pad", h, 16, constant_values=3)),
+        ("cnp.flip f32 64x64 axis 1", cnp("flip", x, axis=1)),
+        ("cnp.flipud u8 3x64x64", cnp("flipud", u8)),
+        ("cnp.array_split f16 64x64 in 3", cnp("array_split", h, 3)),
     ]
 
 

@@ -13,17 +13,24 @@ of ``cudadml.arrays``, in one launch where the inputs share a dtype:
 split family                  one ``split`` (overlapping sections, which NumPy allows: one
                               ``slice1_batch``); the parts are copies, views of one allocation
 ``flip``, ``fliplr/ud``       one ``strided_slice`` with negative steps (a copy, not a view)
-``roll``                      one axis: one ``join`` of the two strided views; several: one
-                              ``slice1_batch_grad`` placing the 2**k views (one pass)
-``pad`` (constant)            one ``slice_grad`` (zeros), or its kernel with the constant as
-                              the fill it writes where the window does not read
+``roll``                      one batch of strided copies, a job per block (``2**k`` of ``k``
+                              rolled axes), their parameters passed by value
+``pad`` (constant)            one pass of ``slice_grad``'s kernel with the constant (0 too) as
+                              the fill it writes where the array does not land
 ============================  =================================================================
 
+In a fused function (``cudadml.fuse``), whose calls are a graph's nodes, a roll of one axis is
+one ``join`` of the two strided views and a pad of zeros one ``slice_grad``.
+
 Arrays of any size the memory holds: past what one DirectML buffer tensor spans (2^32 - 1
-elements, sizes of 32 bits), which DirectML's JOIN, SPLIT and SLICE_GRAD refuse, a join, split
-or roll copies each array, part or block by one ``strided_slice`` (a launch each), and a pad of
-zeros is one ``strided_slice_grad``: cudadml's index and its gradient, whose kernels index in 64
-bits, take any size.
+elements, sizes of 32 bits), which DirectML's JOIN and SPLIT refuse, a join or split copies
+each array or part by one ``strided_slice`` (a launch each); a flip, roll or pad, whose kernels
+index in 64 bits, takes any size as it is.
+
+What a call works out on the host (its arguments normalised as NumPy reads them, the
+operation of its launch) is kept per call's arguments (shapes, dtypes, exact ints, the
+constants' bytes), bounded with cudadml's other caches (``_memory``): a call in a loop looks it
+up. Constants are converted per call, with NumPy's warnings.
 
 Dtypes follow NumPy: the result dtype is NumPy's ``result_type`` of the inputs, or ``dtype=``
 (or ``out``'s), checked with ``numpy.can_cast`` under ``casting=``; inputs of another dtype are
@@ -52,13 +59,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._memory import kept, nested_bytes
 from .arrays import join, run_call, slice1_batch, slice1_batch_grad, slice_grad, strided_slice, strided_slice_grad
 from .arrays import split as _split
 from .calls import Description, data_type
 from .enums import FeatureLevel
 from .errors import fill_docstring
-from .ops import SliceGradOperatorDesc
-from .plan import fill_pattern
+from .ops import SliceGradOperatorDesc, SliceOperatorDesc, StridedSlice
+from .plan import CopyJob, CopyPlan, fill_pattern
 from .tensor import MAX_DIMENSIONS, MAX_ELEMENTS, BufferTensorDesc, beyond_directml_bounds
 
 try:
@@ -161,19 +169,52 @@ def _plain(value, name):
             f"cudadml.numpy.{name}: a {type(value).__name__}, a NumPy subclass whose meaning (a mask, matrix "
             f"rules) a plain result would drop; use numpy.{name}, or pass numpy.asarray(...) of it"
         )
-    if getattr(type(value), "__cudadml_traced__", False):
+    if _traced(value):
         return value
     return np.asarray(value)
 
 
 def _array(value, name):
+    if type(value) is np.ndarray:
+        return value
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and type(value) is cupy.ndarray:
+        return value
     return _arrays([value], name)[0]
+
+
+def _traced(x):
+    """Whether ``x`` is a traced array (``cudadml.fuse``): its calls are recorded as graph nodes."""
+    return getattr(type(x), "__cudadml_traced__", False)
+
+
+def _exact(value):
+    """Whether an argument is None, an int, or a tuple of ints or of tuples of ints, each of
+    exactly that type: one a memo may key on by value (a float, bool or NumPy integer equal
+    to an int hashes alike, but NumPy may read it otherwise, or refuse it)."""
+    if type(value) is not tuple:
+        return value is None or type(value) is int
+    for v in value:  # (plain loops: every call checks its arguments)
+        if type(v) is tuple:
+            for w in v:
+                if type(w) is not int:
+                    return False
+        elif type(v) is not int:
+            return False
+    return True
+
+
+def _run(kind, x, operation):
+    """``operation`` (of ``kind``, made once for the shapes and arguments of a call) on ``x`` by
+    the array functions' one route (``run_call``: their adapters, their binding rules); the
+    list of results. A traced array (``cudadml.fuse``) records it, or refuses it by name."""
+    return run_call(kind, [x], None, lambda inputs: operation, None, None)
 
 
 def _host(value):
     """An argument that may be a CuPy array (a shift, widths) as NumPy takes it."""
-    cupy = _cupy_in([value])
-    return cupy.asnumpy(value) if cupy is not None else value
+    cupy = sys.modules.get("cupy")
+    return cupy.asnumpy(value) if cupy is not None and isinstance(value, cupy.ndarray) else value
 
 
 def _empty(like, shape, dtype):
@@ -181,7 +222,7 @@ def _empty(like, shape, dtype):
     (``cudadml.fuse``), a traced value that nothing has been moved into."""
     if isinstance(like, np.ndarray):
         return np.empty(shape, dtype)
-    if getattr(type(like), "__cudadml_traced__", False):
+    if _traced(like):
         return like.__cudadml_empty__(shape, dtype)
     return sys.modules["cupy"].empty(shape, dtype)
 
@@ -758,24 +799,44 @@ def _array_split(ary, indices_or_sections, axis, name):
         total = ary.shape[axis]
     except AttributeError:
         total = len(ary)
-    indices_or_sections = _host(indices_or_sections)
+    if type(indices_or_sections) is list:  # (as a tuple: NumPy reads both alike)
+        indices_or_sections = tuple(indices_or_sections)
+    exact = _exact(indices_or_sections)  # (memos keyed by value: see _exact)
+    if exact:
+        points = _split_points(total, indices_or_sections)
+    else:
+        points = _split_points.__wrapped__(total, _host(indices_or_sections))
+    x = _array(ary, name)
+    axis = normalize_axis_index(axis, x.ndim)
+    windows = (_split_windows if exact else _split_windows.__wrapped__)(points, x.shape[axis])
+    return _parts(x, axis, windows, name)
+
+
+@kept(nested_bytes)
+def _split_points(total, indices_or_sections):
+    """NumPy's division points of ``array_split`` (``total``: the length it reads first): the
+    first part's start, each index or section boundary, ``total``. Normalised once per call's
+    arguments: what it checks raises each time, as NumPy does."""
     try:
-        count = len(indices_or_sections) + 1
-        points = [0, *indices_or_sections, total]
+        len(indices_or_sections)
+        return (0, *indices_or_sections, total)
     except TypeError:
         count = int(indices_or_sections)
         if count <= 0:
             raise ValueError("number sections must be larger than 0.") from None
         each, extras = divmod(total, count)
-        points = np.array([0] + extras * [each + 1] + (count - extras) * [each], dtype=np.intp).cumsum().tolist()
-    x = _array(ary, name)
-    axis = normalize_axis_index(axis, x.ndim)
-    n = x.shape[axis]
+        return tuple(np.array([0] + extras * [each + 1] + (count - extras) * [each], dtype=np.intp).cumsum().tolist())
+
+
+@kept(nested_bytes)
+def _split_windows(points, n):
+    """The parts between ``points`` (``_split_points``, read as Python slicing reads them) of
+    an axis of ``n`` elements, as ``(start, size)``."""
     windows = []
-    for k in range(count):
-        start, stop, _ = slice(points[k], points[k + 1]).indices(n)
+    for a, b in itertools.pairwise(points):
+        start, stop, _ = slice(a, b).indices(n)
         windows.append((start, max(stop - start, 0)))
-    return _parts(x, axis, windows, name)
+    return tuple(windows)
 
 
 def _parts(x, axis, windows, name):
@@ -890,18 +951,22 @@ def dsplit(ary, indices_or_sections):
 # ---- flips and roll ------------------------------------------------------------------------------
 
 
-def _flipped(m, key, name):
-    """``m[key]`` (slices only) copied by one ``cudadml.strided_slice`` (a pass per
-    ``_in_passes`` where more runs of axes are flipped than the kernels take); a 0-d ``m`` as
-    NumPy's ``m[()]`` (a NumPy scalar, a 0-d CuPy array)."""
+def _flipped(m, axes, name):
+    """``m`` flipped along ``axes`` (as `flip` takes them; None: every axis), copied by one
+    ``cudadml.strided_slice`` (a pass per ``_in_passes`` where more runs of axes are flipped
+    than the kernels take); a 0-d ``m`` as NumPy's ``m[()]`` (a NumPy scalar, a 0-d CuPy
+    array)."""
+    if not _exact(axes):
+        axes = normalize_axis_tuple(axes, m.ndim)
+    key, width, operation = _flip_call(m.shape, m.dtype, axes, name)
+    if operation is not None:
+        return _cooked(_run(StridedSlice, _raw(m, width), operation)[0], m.dtype, width)
     if m.ndim == 0:
         return _copy(m, name)[()]
     if m.size == 0:
         return _empty(m, m.shape, m.dtype)
     limit = _rank_limit(m.dtype, name)
-    if m.ndim <= limit:
-        return _flip_copy(m, key, name)
-    flipped = [ax for ax, n in enumerate(m.shape) if ax < len(key) and key[ax].step == -1 and n > 1]
+    flipped = [ax for ax, n in enumerate(m.shape) if key[ax].step == -1 and n > 1]
     if not flipped:
         return _copy(m, name)
     shape = m.shape
@@ -923,6 +988,28 @@ def _flip_runs(shape, axes):
 def _flip_copy(m, key, name):
     width = _words_of(m.dtype, name)
     return _cooked(strided_slice(_raw(m, width), key, **_RAW), m.dtype, width)
+
+
+@kept(nested_bytes)
+def _flip_call(shape, dtype, axes, name):
+    """A flip of ``axes`` (as `flip` takes them; None: every axis) of an array of ``shape`` and
+    ``dtype``: ``(key, width, operation)``, its index (a slice per axis), the width of the words
+    its elements move as (``_words_of``) and the ``strided_slice`` operation of its one launch,
+    or None where it is not one (0-d and empty arrays, passes). Normalised once per call's
+    arguments: what it checks raises each time, as NumPy does."""
+    ndim = len(shape)
+    if axes is None:
+        key = (slice(None, None, -1),) * ndim
+    else:
+        flipped = normalize_axis_tuple(axes, ndim)
+        key = tuple(slice(None, None, -1) if ax in flipped else slice(None) for ax in range(ndim))
+    if ndim == 0 or 0 in shape:
+        return key, None, None
+    width = _words_of(dtype, name)
+    if ndim > _rank_limit(dtype, name):
+        return key, width, None
+    words = () if width is None or width == dtype.itemsize else (dtype.itemsize // width,)
+    return key, width, StridedSlice.of((*shape, *words), key, None, False)
 
 
 @_documented()
@@ -959,15 +1046,7 @@ def flip(m, axis=None):
     """
     if not hasattr(m, "ndim"):
         m = np.asarray(m)
-    m = _array(m, "flip")
-    if axis is None:
-        key = (slice(None, None, -1),) * m.ndim
-    else:
-        key = [slice(None)] * m.ndim
-        for ax in normalize_axis_tuple(axis, m.ndim):
-            key[ax] = slice(None, None, -1)
-        key = tuple(key)
-    return _flipped(m, key, "flip")
+    return _flipped(_array(m, "flip"), axis, "flip")
 
 
 #: The docstring of ``fliplr`` and ``flipud``, filled in by ``_documented``.
@@ -1000,7 +1079,7 @@ def _flip_axis(m, axis, name):
     m = _array(m, name)
     if m.ndim < axis + 1:
         raise ValueError(f"Input must be >= {axis + 1}-d.")
-    return _flipped(m, (slice(None),) * axis + (slice(None, None, -1),), name)
+    return _flipped(m, axis, name)
 
 
 @_documented(
@@ -1036,13 +1115,12 @@ def flipud(m):
 def roll(a, shift, axis=None):
     """Roll array elements along the given axes, as ``numpy.roll``: one launch.
 
-    Elements that roll beyond the last position come back at the first. Rolling one axis is
-    one ``cudadml.join`` of the array's two strided views (its tail and its head); rolling
-    several axes is one ``cudadml.slice1_batch_grad`` that places each of the ``2**k`` views
-    (of ``k`` rolled axes) where it belongs in the result, in one pass over the result (the
-    elements moved as unsigned integers of their width, so every bit is kept). Nothing to roll
-    is one copy (``cudadml.strided_slice``). Past 8 dimensions, where the rolled axes and the
-    runs between them are more than DirectML's 8, a launch per pass of as many as fit.
+    Elements that roll beyond the last position come back at the first. The ``2**k`` blocks of
+    ``k`` rolled axes (along each, the array's tail, then its head) are placed by one launch
+    of a batch of strided copies, a job per block, whose parameters travel by value (nothing
+    is copied to the device per call). Nothing to roll is one copy (``cudadml.strided_slice``).
+    Past 8 dimensions, where the rolled axes and the runs between them are more than
+    DirectML's 8, a launch per pass of as many as fit.
 
     Parameters
     ----------
@@ -1079,37 +1157,120 @@ def roll(a, shift, axis=None):
     name = "roll"
     a = _array(a, name)
     _words_of(a.dtype, name)  # object dtypes refused before anything moves
-    shift = _host(shift)
     if axis is None:
+        shift = _host(shift)
         flat = a.ravel() if a.flags.c_contiguous else _copy(a, name).ravel()
         return roll(flat, shift, 0).reshape(a.shape)
-    axes = normalize_axis_tuple(axis, a.ndim, allow_duplicate=True)
-    broadcast = np.broadcast(shift, axes)
-    if broadcast.ndim > 1:
-        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
-    shifts = dict.fromkeys(range(a.ndim), 0)
-    for sh, ax in broadcast:
-        shifts[ax] += int(sh)
-    rolled = {ax: s % (a.shape[ax] or 1) for ax, s in shifts.items()}
-    rolled = {ax: s for ax, s in rolled.items() if s}
+    if _exact(shift) and _exact(axis):
+        shifts = _roll_shifts(a.shape, shift, axis)
+    else:
+        shifts = _roll_shifts.__wrapped__(a.shape, _host(shift), axis)
     if a.size == 0:
         return _empty(a, a.shape, a.dtype)
-    if not rolled:
+    if not any(shifts):
         return _copy(a, name)
     limit = _rank_limit(a.dtype, name)
     if a.ndim <= limit:
-        return _rolled(a, rolled, name)
-    shape = a.shape
+        return _rolled(a, shifts, name)
+    shape, rolled = a.shape, [ax for ax, s in enumerate(shifts) if s]
     for axes in _in_passes(rolled, lambda axes: _alone(len(shape), axes), limit):  # runs not rolled, as one axis
         groups = _alone(len(shape), axes)
-        folded = {k: rolled[g[0]] for k, g in enumerate(groups) if g[0] in axes}
+        folded = tuple(shifts[g[0]] if g[0] in axes else 0 for g in groups)
         a = _rolled(_folded(a, groups), folded, name).reshape(shape)
     return a
 
 
-def _rolled(a, rolled, name):
-    """``a`` (not empty) rolled by ``rolled[axis]`` (in ``[1, a.shape[axis])``) along each axis
-    it names: one ``join``, or for several axes one ``slice1_batch_grad``."""
+@kept(nested_bytes)
+def _roll_shifts(shape, shift, axis):
+    """NumPy's reading of ``roll``'s ``shift`` and ``axis`` (not None) for an array of
+    ``shape``: per axis, the shift in ``[0, shape[axis])`` (0 for an empty axis). Normalised
+    once per call's arguments: what it checks raises each time, as NumPy does."""
+    axes = normalize_axis_tuple(axis, len(shape), allow_duplicate=True)
+    broadcast = np.broadcast(shift, axes)
+    if broadcast.ndim > 1:
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    shifts = [0] * len(shape)
+    for sh, ax in broadcast:
+        shifts[ax] += int(sh)
+    return tuple(s % (n or 1) for s, n in zip(shifts, shape))
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class _RolledSlice(SliceOperatorDesc):
+    """SLICE of the whole input, its copy cut into the blocks of a roll by ``shifts`` (per
+    dimension, in ``[0, size)``): along a dimension shifted by ``s``, the last ``s`` elements
+    land first. The ``2**k`` blocks of ``k`` shifted dimensions are the jobs of one batch of
+    strided copies, whose parameters travel by value: nothing is copied to the device per call."""
+
+    shifts: tuple = dataclasses.field(default=(), kw_only=True)
+
+    def _lower(self, input_strides, output_strides):
+        (ins,), (outs,) = input_strides, output_strides
+        # Per dimension, its blocks as (input start, output start, count).
+        spans = [((n - s, 0, s), (0, s, n - s)) if s else ((0, 0, n),) for n, s in zip(self.sizes, self.shifts)]
+        jobs = tuple(
+            CopyJob(
+                0,
+                0,
+                tuple(count for _, _, count in blocks),
+                tuple(ins),
+                tuple(outs),
+                sum(start * stride for (start, _, _), stride in zip(blocks, ins)),
+                sum(start * stride for (_, start, _), stride in zip(blocks, outs)),
+            )
+            for blocks in itertools.product(*spans)
+        )
+        return CopyPlan(self.input_tensor.data_type.element_size, jobs).simplified()
+
+
+class _Roll(NamedTuple):
+    """The operation of ``roll`` (as ``cudadml.calls``' operations are): the array rolled by
+    ``shifts[axis]`` (in ``[0, shape[axis])``) along each axis, in one launch."""
+
+    shifts: tuple
+    feature_level: FeatureLevel = FeatureLevel.newest()
+    directml_types: bool = False
+
+    function = "roll"
+    ARGUMENT = "a"
+    NAME = "roll"
+
+    def describe(self, dtype, shapes):
+        (shape,) = shapes
+        t, n = data_type(dtype, self.directml_types), len(shape)
+        with beyond_directml_bounds():  # cudadml's own call, of any size (its kernels index in 64 bits)
+            desc = _RolledSlice(
+                BufferTensorDesc(t, shape),
+                BufferTensorDesc(t, shape),
+                (0,) * n,
+                shape,
+                (1,) * n,
+                shifts=self.shifts,
+                feature_level=self.feature_level,
+            )
+        return Description(desc, (shape,))
+
+    def words(self):
+        """The same roll of 16-byte elements seen as pairs of 8-byte words."""
+        return self._replace(shifts=(*self.shifts, 0))
+
+
+def _rolled(a, shifts, name):
+    """``a`` (not empty) rolled by ``shifts[axis]`` (in ``[0, a.shape[axis])``, not all 0)
+    along each axis: one launch of its blocks (``_Roll``). A traced array (``cudadml.fuse``),
+    whose graph holds DirectML's nodes, is rolled by one ``join`` (several axes: one
+    ``slice1_batch_grad``, which a graph refuses by name)."""
+    if _traced(a):
+        return _rolled_by_windows(a, {ax: s for ax, s in enumerate(shifts) if s}, name)
+    width = _words_of(a.dtype, name)
+    raw = _raw(a, width)
+    operation = _Roll((*shifts, *(0,) * (raw.ndim - a.ndim)))
+    return _cooked(_run(_Roll, raw, operation)[0], a.dtype, width)
+
+
+def _rolled_by_windows(a, rolled, name):
+    """``a`` (not empty; a traced array) rolled by ``rolled[axis]`` (in ``[1, a.shape[axis])``)
+    along each axis it names: one ``join``, or for several axes one ``slice1_batch_grad``."""
     if len(rolled) == 1:
         ((ax, s),) = rolled.items()
         width = _words_of(a.dtype, name)
@@ -1141,8 +1302,6 @@ def _rolled(a, rolled, name):
         pieces.append(words[tuple(key)])
         offsets.append((*offset, *(0,) * len(extra)))
         sizes.append((*size, *extra))
-    if _past_one_buffer(words.shape, words.dtype):  # past one DirectML buffer: a copy per block
-        return _cooked_words(_placed(pieces, offsets, _empty(words, words.shape, words.dtype)), a)
     result = slice1_batch_grad(pieces, words.shape, window_offsets=offsets, window_sizes=sizes, **_RAW)
     return _cooked_words(result, a)
 
@@ -1249,13 +1408,13 @@ def pad(array, pad_width, mode="constant", **kwargs):
     """Pad an array with a constant, as ``numpy.pad(..., mode="constant")``: one launch.
 
     The result is made by one pass of the SLICE_GRAD kernel (each element written once: the
-    array's where it lands, the constant elsewhere): ``cudadml.slice_grad`` for zeros, and for
-    another constant the same kernel given the constant's bits as its fill. Constants that
-    differ between axes or sides take that pass and then one fill per padded side, in NumPy's
-    order (later axes win at the corners); so do dtypes of other than 1, 2, 4, 8 or 16 bytes
-    (strings) with a non-zero constant. An empty array is filled without a kernel. Past 8
-    dimensions, where the padded axes and the runs between them are more than DirectML's 8,
-    a pass per as many padded axes as fit.
+    array's where it lands, the constant elsewhere), given the constant's bits as its fill (0
+    too: the zeros ``cudadml.slice_grad`` writes), at any size. Constants that differ between
+    axes or sides take that pass and then one fill per padded side, in NumPy's order (later
+    axes win at the corners); so do dtypes of other than 1, 2, 4, 8 or 16 bytes (strings) with
+    a non-zero constant. An empty array is filled without a kernel. Past 8 dimensions, where
+    the padded axes and the runs between them are more than DirectML's 8, a pass per as many
+    padded axes as fit.
 
     Parameters
     ----------
@@ -1309,10 +1468,10 @@ def pad(array, pad_width, mode="constant", **kwargs):
                 case _ as invalid:  # as NumPy: an AssertionError
                     typing.assert_never(invalid)
         pad_width = pairs
-    pad_width = np.asarray(_host(pad_width))
-    if pad_width.dtype.kind != "i":
-        raise TypeError("`pad_width` must be of integral type.")
-    pad_width = [(int(b), int(a)) for b, a in _as_pairs(pad_width, x.ndim, as_index=True)]
+    if _exact(pad_width):
+        pad_width = _pad_widths(pad_width, x.ndim)
+    else:
+        pad_width = _pad_widths.__wrapped__(_host(pad_width), x.ndim)
     if callable(mode):
         raise NotImplementedError(
             "cudadml.numpy.pad pads with a constant only (mode='constant'); for a padding function use "
@@ -1335,65 +1494,95 @@ def pad(array, pad_width, mode="constant", **kwargs):
         )
     dtype = x.dtype
     _words_of(dtype, name)  # object dtypes refused before anything moves
-    # Each constant as NumPy assigns it to the padded array (its casts, warnings and errors).
-    values = []
-    for pair in _as_pairs(_host(kwargs.get("constant_values", 0)), x.ndim):
-        cells = []
-        for v in pair:
-            cell = np.zeros((), dtype)  # bytes a value leaves out (long double's padding) are 0
-            cell[()] = v
-            cells.append(cell)
-        values.append(cells)
-    shape = tuple(b + n + a for n, (b, a) in zip(x.shape, pad_width))
-    padded = [cell.tobytes() for (b, a), cells in zip(pad_width, values) for w, cell in zip((b, a), cells) if w]
+    values, sides = _constants(kwargs.get("constant_values", 0), x.ndim, dtype)
     if x.ndim == 0:
         return _copy(x, name)
     if x.size == 0:
-        result = _empty(x, shape, dtype)
+        result = _empty(x, tuple(b + n + a for n, (b, a) in zip(x.shape, pad_width)), dtype)
         return _fill_sides(result, x.shape, pad_width, values)
-    fills = set(padded)
-    fill = next(iter(fills)) if len(fills) == 1 else bytes(dtype.itemsize)
-    if dtype.itemsize not in _AS_IS_SIZES:  # several words an element (strings): a fill is one word
-        fill = bytes(dtype.itemsize)  # so zeros, then NumPy's assignments
-    limit = _rank_limit(dtype, name)
-    axes = [ax for ax, pair in enumerate(pad_width) if any(pair)]
-    passes = [set(axes)] if x.ndim <= limit else _in_passes(axes, lambda axes: _alone(x.ndim, axes), limit)
+    passes, per_side = _pad_call(x.shape, dtype, pad_width, sides, name)
     result = x
-    for axes in passes:  # (a pass pads its axes of the array the one before made)
-        result = _pad_once(result, [pair if ax in axes else (0, 0) for ax, pair in enumerate(pad_width)], fill, name)
-    if fills - {fill}:  # constants of their own per axis or side: NumPy's assignments, in its order
+    for groups, width, operation, shape in passes:  # (a pass pads its axes of the array the one before made)
+        result = _padded(result, groups, width, operation, shape)
+    if per_side:  # constants of their own per axis or side: NumPy's assignments, in its order
         _fill_sides(result, x.shape, pad_width, values)
     return result
 
 
-def _pad_once(x, pad_width, fill, name):
-    """``x`` (not empty) padded by ``pad_width`` with ``fill`` (one element's bytes) in one
-    launch: SLICE_GRAD for zeros, else ``_Pad``; with more dimensions than the kernels take,
-    the runs of axes not padded as one axis each."""
-    dtype = x.dtype
-    shape = tuple(b + n + a for n, (b, a) in zip(x.shape, pad_width))
-    folded, folded_shape, before = x, shape, tuple(b for b, _ in pad_width)
-    if x.ndim > _rank_limit(dtype, name):
-        groups = _alone(x.ndim, {ax for ax, pair in enumerate(pad_width) if any(pair)})
-        folded = _folded(x, groups)
-        folded_shape = tuple(math.prod(shape[a] for a in g) for g in groups)
-        before = tuple(before[g[0]] for g in groups)
-    width = _words_of(dtype, name)
+@kept(nested_bytes)
+def _pad_widths(pad_width, ndim):
+    """NumPy's reading of ``pad``'s widths for an array of ``ndim`` dimensions: a pair of ints
+    per axis. Normalised once per call's arguments: what it checks raises each time."""
+    pad_width = np.asarray(pad_width)
+    if pad_width.dtype.kind != "i":
+        raise TypeError("`pad_width` must be of integral type.")
+    return tuple((int(b), int(a)) for b, a in _as_pairs(pad_width, ndim, as_index=True))
+
+
+def _constants(constant_values, ndim, dtype):
+    """``pad``'s constants (per axis, a pair) as NumPy assigns them to the padded array, with its
+    casts, warnings and errors, per call: ``(values, sides)``, each a 0-d array of ``dtype``,
+    and their bytes (what a pad's plan is kept under: NaN payloads and -0.0 told apart)."""
+    converted = {}  # a scalar's pairs are one object, repeated: converted once
+    values, sides = [], []
+    for pair in _as_pairs(_host(constant_values), ndim):
+        done = converted.get(id(pair))
+        if done is None:
+            cells = [np.zeros((), dtype), np.zeros((), dtype)]  # bytes a value leaves out (long double's padding) are 0
+            cells[0][()], cells[1][()] = pair
+            done = converted[id(pair)] = cells, (cells[0].tobytes(), cells[1].tobytes())
+        values.append(done[0])
+        sides.append(done[1])
+    return values, tuple(sides)
+
+
+@kept(nested_bytes)
+def _pad_call(shape, dtype, pad_width, sides, name):
+    """How ``pad`` runs on a (not empty) array of ``shape`` and ``dtype`` padded by ``pad_width``
+    with constants of bytes ``sides`` (per axis, a pair): ``(passes, per_side)``, a pass per
+    ``_in_passes`` of ``(groups, width, operation, shape)`` (``_padded``), and whether
+    constants that differ between sides are assigned afterwards (``_fill_sides``)."""
+    fills = {side for (b, a), pair in zip(pad_width, sides) for w, side in zip((b, a), pair) if w}
+    fill = next(iter(fills)) if len(fills) == 1 else bytes(dtype.itemsize)
+    if dtype.itemsize not in _AS_IS_SIZES:  # several words an element (strings): a fill is one word
+        fill = bytes(dtype.itemsize)  # so zeros, then NumPy's assignments
+    width, limit, ndim = _words_of(dtype, name), _rank_limit(dtype, name), len(shape)
+    words = () if width is None or width == dtype.itemsize else (dtype.itemsize // width,)
+    pattern = fill_pattern(fill) if any(fill) else bytes(16)
+    axes = [ax for ax, pair in enumerate(pad_width) if any(pair)]
+    passes = []
+    for padded in [set(axes)] if ndim <= limit else _in_passes(axes, lambda axes: _alone(ndim, axes), limit):
+        widths = [pair if ax in padded else (0, 0) for ax, pair in enumerate(pad_width)]
+        new_shape = tuple(b + n + a for n, (b, a) in zip(shape, widths))
+        groups, folded_shape, before = None, new_shape, tuple(b for b, _ in widths)
+        if ndim > limit:  # the runs of axes not padded as one axis each
+            groups = _alone(ndim, padded)
+            folded_shape = tuple(math.prod(new_shape[a] for a in g) for g in groups)
+            before = tuple(before[g[0]] for g in groups)
+        operation = _Pad((*folded_shape, *words), (*before, *(0,) * len(words)), pattern)
+        passes.append((groups, width, operation, new_shape))
+        shape = new_shape
+    return tuple(passes), bool(fills - {fill})
+
+
+def _padded(x, groups, width, operation, shape):
+    """``x`` (not empty) padded in one launch: ``operation`` (a ``_Pad``) on ``x``'s runs of
+    axes ``groups`` as one axis each (None: its own axes) seen as ``width``-byte words, a result
+    of ``shape``. A traced array (``cudadml.fuse``) pads with zeros by SLICE_GRAD, which a graph
+    holds (past one DirectML buffer, the index's gradient)."""
+    folded = x if groups is None else _folded(x, groups)
     raw = _raw(folded, width)
-    extra = raw.shape[folded.ndim :]
-    offsets, result_shape = (*before, *(0,) * len(extra)), (*folded_shape, *extra)
-    if not any(fill) and _past_one_buffer(result_shape, raw.dtype):  # zeros past SLICE_GRAD's bound
-        key = tuple(slice(b, b + n) for b, n in zip(offsets, raw.shape))
-        result = strided_slice_grad(raw, result_shape, key, **_RAW)
-    elif not any(fill):  # zeros: SLICE_GRAD as DirectML defines it
-        result = slice_grad(raw, result_shape, window_offsets=offsets, window_sizes=raw.shape, **_RAW)
+    if _traced(x) and not any(operation.fill):
+        offsets, result_shape = operation.before, operation.shape
+        if _past_one_buffer(result_shape, raw.dtype):
+            key = tuple(slice(b, b + n) for b, n in zip(offsets, raw.shape))
+            result = strided_slice_grad(raw, result_shape, key, **_RAW)
+        else:
+            result = slice_grad(raw, result_shape, window_offsets=offsets, window_sizes=raw.shape, **_RAW)
     else:
-        operation = _Pad(result_shape, offsets, fill_pattern(fill))
-        # The array functions' one route (their adapters, which copy an input whose strides are
-        # not whole elements): NumPy and CuPy arrays run it, a traced array (cudadml.fuse)
-        # refuses it by name.
-        (result,) = run_call(_Pad, [raw], None, lambda inputs: operation, None, None)
-    return _cooked(result, dtype, width).reshape(shape)
+        (result,) = _run(_Pad, raw, operation)
+    result = _cooked(result, x.dtype, width)
+    return result if groups is None else result.reshape(shape)
 
 
 def _fill_sides(padded, shape, pad_width, values):

@@ -12,6 +12,7 @@ import pytest
 
 import cudadml as cd
 import cudadml.numpy as cnp
+from cudadml import backends
 from cudadml.backends import reference
 from cudadml.testing import aligned_empty
 
@@ -696,6 +697,149 @@ def test_pad_errors(xp, case):
 def test_pad_other_modes_are_not_implemented(xp, mode):
     with pytest.raises(NotImplementedError, match=r"numpy\.pad .*cupy\.pad"):
         cnp.pad(xp.arange(4), 1, mode)
+
+
+# ---- what a call keeps ---------------------------------------------------------------------------
+# What a call works out on the host is kept per call's arguments; each sequence below runs calls
+# that differ from the ones before in one thing the kept value depends on, so a key that misses
+# it gives the earlier call's result.
+
+
+def _nan32(payload):
+    return np.array([0x7FC00000 | payload], np.uint32).view(np.float32)[0]
+
+
+#: Sequences of ``(name, make(rng) -> (args, kwargs))``, run in order, each against NumPy.
+KEPT_APART = {
+    "roll: the shift": [("roll", lambda r, s=s: ((data(r, (5, 4), "i4"), s, 0), {})) for s in (1, 2, -1, 6)],
+    "roll: the axes": [
+        ("roll", lambda r, axis=axis: ((data(r, (5, 4), "i4"), (1, 2), axis), {})) for axis in ((0, 1), (1, 0), (0, 0))
+    ],
+    "roll: the shape": [
+        ("roll", lambda r, shape=shape: ((data(r, shape, "i4"), 3, 0), {})) for shape in ((5, 4), (4, 4))
+    ],
+    "roll: the dtype": [
+        ("roll", lambda r, dtype=dtype: ((data(r, (5, 4), dtype), (1, 2), (0, 1)), {}))
+        for dtype in ("i4", "c16", "U2", "?")
+    ],
+    "roll: the strides": [("roll", lambda r, k=k: ((_views(r)[k], (1, 2), (0, 1)), {})) for k in range(3)],
+    "flip: the axes": [("flip", lambda r, axis=axis: ((data(r, (3, 4), "f4"), axis), {})) for axis in (0, 1, None, ())],
+    "flip: the dtype": [
+        ("flip", lambda r, dtype=dtype: ((data(r, (3, 4), dtype), 1), {})) for dtype in ("f4", "c16", "U3", "u1")
+    ],
+    "flip: the strides": [("flip", lambda r, k=k: ((_views(r)[k], 0), {})) for k in range(3)],
+    "flipud, fliplr": [(name, lambda r: ((data(r, (3, 4), "i2"),), {})) for name in ("flipud", "fliplr")],
+    "pad: the widths": [
+        ("pad", lambda r, w=w: ((data(r, (3, 4), "i2"), w), {}))
+        for w in (1, (1, 2), ((1, 2), (0, 3)), ((0, 0), (2, 0)))
+    ],
+    "pad: the constant's bits": [
+        ("pad", lambda r, v=v: ((data(r, (3, 4), "f4"), 2), {"constant_values": v}))
+        for v in (0.0, -0.0, _nan32(1), _nan32(2), np.float32(np.inf))
+    ],
+    "pad: the dtype": [
+        ("pad", lambda r, dtype=dtype: ((data(r, (3, 4), dtype), 1), {"constant_values": 0}))
+        for dtype in ("f4", "i4", "V4", "U1", "c8")
+    ],
+    "pad: a constant per side": [
+        ("pad", lambda r, v=v: ((data(r, (3, 4), "u1"), 1), {"constant_values": v}))
+        for v in (3, ((3, 3), (3, 3)), ((3, 4), (3, 3)), ((3, 3), (4, 3)))
+    ],
+    "array_split: the sections": [
+        ("array_split", lambda r, k=k: ((data(r, (7, 2), "i4"), k), {})) for k in (3, 2, (3,), [3], (1, 5))
+    ],
+    "array_split: the axis length": [
+        ("array_split", lambda r, shape=shape: ((data(r, shape, "i4"), (2, 5)), {})) for shape in ((7, 2), (4, 2))
+    ],
+}
+
+
+@pytest.mark.parametrize("calls", KEPT_APART.values(), ids=KEPT_APART.keys())
+def test_what_a_call_keeps_is_kept_apart_by_what_it_depends_on(xp, rng, calls):
+    for name, make in calls:
+        args, kwargs = make(rng)
+        if xp is np or cupy_has(args[0].dtype):
+            run_both(xp, name, args, kwargs)
+
+
+#: ``(calls, refused)``: calls with exact ints, then one whose argument equals theirs (and
+#: hashes alike) but that NumPy refuses: it raises as NumPy, whatever was kept before.
+KEPT_BY_TYPE = {
+    "flip: axis 1.0": ([("flip", (A, 1), {})], ("flip", (A, 1.0), {})),
+    "roll: axis 0.0": ([("roll", (A, 1, 0), {})], ("roll", (A, 1, 0.0), {})),
+    "roll: axis (0.0, 1)": ([("roll", (A, 1, (0, 1)), {})], ("roll", (A, 1, (0.0, 1)), {})),
+    "pad: width 1.0": ([("pad", (A, 1), {})], ("pad", (A, 1.0), {})),
+    "pad: width True": ([("pad", (A, 1), {})], ("pad", (A, True), {})),
+    "pad: widths (1.0, 2)": ([("pad", (A, (1, 2)), {})], ("pad", (A, (1.0, 2)), {})),
+    "pad: widths ((1.0, 2), (0, 1))": ([("pad", (A, ((1, 2), (0, 1))), {})], ("pad", (A, ((1.0, 2), (0, 1))), {})),
+    "array_split: index 2.0": ([("array_split", (A, [2]), {})], ("array_split", (A, [2.0]), {})),
+}
+
+
+@pytest.mark.parametrize(("calls", "refused"), KEPT_BY_TYPE.values(), ids=KEPT_BY_TYPE.keys())
+def test_what_a_call_keeps_is_kept_by_exact_ints(xp, calls, refused):
+    for name, args, kwargs in calls:
+        run_both(xp, name, args, kwargs)
+    assert_same_error(xp, *refused)
+
+
+def test_constants_are_converted_per_call(xp):
+    """NumPy warns at each assignment of a constant that overflows the dtype: so does every call."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = np.pad(np.zeros(3, np.float16), 1, constant_values=1e6)
+    x = xp.zeros(3, xp.float16)
+    for _ in range(2):
+        with pytest.warns(RuntimeWarning, match="overflow"):
+            assert_same(cnp.pad(x, 1, constant_values=1e6), want)
+
+
+@pytest.fixture
+def no_tables(monkeypatch):
+    """Refuses a windows' table, built (``plan``) or copied to the device (``runner.KIT.stage``)."""
+    from cudadml import plan, runner
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a window table was built or staged")
+
+    for module, name in ((plan, "window_table"), (plan, "grad_window_table"), (runner.KIT, "stage")):
+        monkeypatch.setattr(module, name, refuse)
+
+
+def test_a_call_in_a_loop_makes_nothing_again(xp, rng, no_tables, launches, monkeypatch):
+    """Repeated calls look up what the first one made: their normalised arguments, their
+    operations, their compiled plans (a roll's blocks are lowered once; no window table), and
+    launch once each."""
+    lowered = [0]
+    lower = cnp._RolledSlice._lower
+
+    def counting(self, *args):
+        lowered[0] += 1
+        return lower(self, *args)
+
+    monkeypatch.setattr(cnp._RolledSlice, "_lower", counting)
+    a, h = _to(xp, data(rng, (7, 9), "f4")), _to(xp, data(rng, (3, 7, 9), "u1"))
+    calls = [
+        (lambda: cnp.roll(a, 3, axis=0), lambda: np.roll(_host(a), 3, axis=0)),
+        (lambda: cnp.roll(a, (3, -5), axis=(0, 1)), lambda: np.roll(_host(a), (3, -5), axis=(0, 1))),
+        (lambda: cnp.pad(h, ((0, 0), (8, 8), (8, 8))), lambda: np.pad(_host(h), ((0, 0), (8, 8), (8, 8)))),
+        (lambda: cnp.pad(a, 2, constant_values=3), lambda: np.pad(_host(a), 2, constant_values=3)),
+        (lambda: cnp.flip(a, axis=1), lambda: np.flip(_host(a), axis=1)),
+        (lambda: cnp.flipud(h), lambda: np.flipud(_host(h))),
+        (lambda: cnp.array_split(a, 3), lambda: np.array_split(_host(a), 3)),
+    ]
+    memos = [cnp._roll_shifts, cnp._pad_widths, cnp._pad_call, cnp._flip_call, cnp._split_points, cnp._split_windows]
+    for ours, _ in calls:
+        ours()  # the first call makes what the others look up
+    misses = [m.cache_info().misses for m in memos]
+    lowered[0] = launches[0] = 0
+    for _ in range(3):
+        for ours, theirs in calls:
+            assert_same(ours(), theirs())
+    assert [m.cache_info().misses for m in memos] == misses
+    assert lowered[0] == 0
+    if xp is np and backends.host_backend() is backends.REFERENCE:  # (the launches it counts)
+        assert launches[0] == 3 * len(calls)
 
 
 # ---- hostile callers -----------------------------------------------------------------------------
