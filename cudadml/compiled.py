@@ -210,6 +210,12 @@ class CompiledOperator:
         """``execute_known_layouts`` for device memory given by address (``runner.run_on_device``)."""
         self._run(self._bindings.bind_addresses(inputs, outputs, new_outputs, device), stream_ptr)
 
+    def execute_bound(self, bound, stream):
+        """Run on bindings that the caller made ready (``cudadml.fuse``, whose layouts and
+        alignment hold for every call of a trace), with no rule checked again: ``bound`` is
+        ``(kind, addresses, owners, address bits)`` as the bindings' ``bind`` makes it."""
+        self._run(bound, stream)
+
     def _run(self, bound, stream):
         kind, addresses, owners, address_bits = bound
         backend = CUDA if kind == "cupy" else backend_for(kind)

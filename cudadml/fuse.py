@@ -13,7 +13,10 @@ The pieces:
 * ``Traced`` and ``_Trace``: the traced arrays and the nodes their calls record; a traced call
   reaches the trace through the adapter interface (``adapters``), as PyTorch and Dask plug in;
 * ``_Program``: a finished trace, its graph compiled per layout of the arrays it is given
-  (strides, signs and alignment: graph inputs are buffers that the tensors' descriptors lay out);
+  (strides, signs and alignment: graph inputs are buffers that the tensors' descriptors lay out),
+  and per layout a ``_Run``: everything a call needs worked out once, so that a call looks its
+  run up, allocates the results and launches (``_HostArrays``, ``_DeviceArrays``, ``_Tensors``:
+  the same per memory kind);
 * ``Fused``: what ``fuse`` returns: the cache of programs and the runs on NumPy, CuPy and PyTorch;
 * the backward of a program, for PyTorch's autograd: another program, of the gradients.
 """
@@ -26,6 +29,7 @@ import decimal
 import functools
 import itertools
 import math
+import operator
 import struct
 import sys
 import threading
@@ -44,6 +48,7 @@ from .graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutput
 from .ops import Join, Slice, Slice1, Slice1Batch, Slice1OperatorDesc, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from .runner import check_words_rank
 from .tensor import MAX_DIMENSIONS, BufferTensorDesc
+from .testing import aligned_empty
 
 __all__ = ["Fused", "Traced", "fuse"]
 
@@ -493,49 +498,75 @@ register_adapter(__name__, lambda: _ADAPTER)
 _ARRAY = ("array",)
 
 
+#: The kind of each type of array seen (``_array_kind``), by type.
+_KINDS = {np.ndarray: "numpy"}
+
+
 def _array_kind(value):
     """The kind of an array a fused function takes ("numpy", "cupy", "torch"); None for other values."""
     t = type(value)
-    if t is np.ndarray:
-        return "numpy"
-    cupy = sys.modules.get("cupy")
+    kind = _KINDS.get(t)
+    if kind is not None:
+        return kind
+    cupy, torch = sys.modules.get("cupy"), sys.modules.get("torch")
     if cupy is not None and t is cupy.ndarray:
-        return "cupy"
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(value, torch.Tensor):
-        return "torch"
-    if isinstance(value, np.ndarray):
-        if t is np.memmap:
-            return "numpy"
+        kind = "cupy"
+    elif t is np.memmap or (torch is not None and isinstance(value, torch.Tensor)):
+        kind = "numpy" if t is np.memmap else "torch"
+    elif isinstance(value, np.ndarray):
         raise TypeError(
             f"cudadml.fuse: a {t.__name__}, a NumPy subclass whose meaning (a mask, matrix rules) the plain results "
             "would drop; pass numpy.asarray(...) of it"
         )
-    dask = sys.modules.get("dask.array")
-    if dask is not None and isinstance(value, dask.Array):
-        raise TypeError("cudadml.fuse takes NumPy and CuPy arrays and torch tensors, not Dask arrays")
-    return None
+    else:
+        dask = sys.modules.get("dask.array")
+        if dask is not None and isinstance(value, dask.Array):
+            raise TypeError("cudadml.fuse takes NumPy and CuPy arrays and torch tensors, not Dask arrays")
+        return None
+    _KINDS[t] = kind
+    return kind
 
 
-def _flatten(value, arrays, where):
-    """The structure of ``value`` (lists and tuples of arrays and other values), its arrays
-    appended to ``arrays``: hashable, so the other values are part of it."""
+#: The structure of a call of one array (``_flatten``'s), made without a walk.
+_ONE_ARRAY = ((tuple, (_ARRAY,)), ())
+
+
+class _Unhashable(Exception):
+    """An argument ``_flatten`` cannot key a trace by: its type and where it is (``where``, then
+    the indices ``path`` into lists and tuples: the message is made only for a refusal)."""
+
+    def __init__(self, where, type_):
+        super().__init__()
+        self.where, self.type, self.path = where, type_, []
+
+    def refusal(self):
+        where = self.where + "".join(f"[{k}]" for k in self.path)
+        return TypeError(
+            f"cudadml.fuse: {where} is a {self.type.__name__}, which is not hashable: a fused function's arguments "
+            "that are not arrays are part of the key its traces are kept under (pass a tuple for a list of numbers)"
+        )
+
+
+def _flatten(value, arrays, where="args"):
+    """The structure of ``value`` (lists and tuples of arrays and other values, ``where`` in
+    the call), its arrays appended to ``arrays``: hashable, so the other values are part of it."""
     t = type(value)
     if t is list or t is tuple:
-        return (t, tuple(_flatten(v, arrays, f"{where}[{k}]") for k, v in enumerate(value)))
-    if t is Traced:
-        arrays.append(value)
-        return _ARRAY
-    if _array_kind(value) is not None:
+        items = []
+        for k, v in enumerate(value):
+            try:
+                items.append(_flatten(v, arrays, where))
+            except _Unhashable as e:
+                e.path.insert(0, k)
+                raise
+        return t, tuple(items)
+    if t is Traced or _array_kind(value) is not None:
         arrays.append(value)
         return _ARRAY
     try:
         hash(value)
     except TypeError:
-        raise TypeError(
-            f"cudadml.fuse: {where} is a {t.__name__}, which is not hashable: a fused function's arguments that are "
-            "not arrays are part of the key its traces are kept under (pass a tuple for a list of numbers)"
-        ) from None
+        raise _Unhashable(where, t) from None
     return _Value(value)
 
 
@@ -641,47 +672,24 @@ class _Layout:
         self.key = (self.sizes, self.strides, self.window)
 
 
-def _layout(a, itemsize):
-    """``_Layout`` of the NumPy or CuPy array ``a`` (its elements as ``itemsize``-byte words, two
-    per element for 16-byte ones), or None where a graph cannot describe it (strides or an
-    address that are not whole elements, too many dimensions unless C-contiguous): then a copy
-    is bound."""
-    shape, strides = a.shape, a.strides
-    if a.dtype.itemsize != itemsize:  # 16-byte elements as pairs of words
-        shape, strides = (*shape, 2), (*strides, itemsize)
+def _layout(shape, strides, size, words, address, contiguous):
+    """``_Layout`` of an array of ``shape`` and byte ``strides`` of ``size``-byte elements at
+    ``address`` (``contiguous``: whether it is C-contiguous), its elements as ``words``-byte
+    words (two per element for 16-byte ones); or None where a graph cannot describe it (strides
+    or an address that are not whole words, too many dimensions unless C-contiguous): then a
+    copy is bound."""
+    if size != words:  # 16-byte elements as pairs of words
+        shape, strides = (*shape, 2), (*strides, words)
     if not shape:
         shape, strides = (1,), (0,)
     if len(shape) > MAX_DIMENSIONS:  # more than a tensor holds: C-contiguous words are one dimension
-        if not a.flags.c_contiguous:
+        if not contiguous:
             return None
-        shape, strides = (math.prod(shape),), (itemsize,)
-    address = a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
-    if address % itemsize or any(s % itemsize for n, s in zip(shape, strides) if n > 1):
+        shape, strides = (math.prod(shape),), (words,)
+    if address % words or any(s % words for n, s in zip(shape, strides) if n > 1):
         return None
-    layout = _Layout(shape, strides, itemsize, address)
+    layout = _Layout(shape, strides, words, address)
     return layout if len(layout.sizes) <= MAX_DIMENSIONS else None
-
-
-class _HostBytes:
-    """A range of host memory as NumPy sees it (``numpy.asarray`` of it); ``owner`` keeps it valid."""
-
-    def __init__(self, address, nbytes, owner):
-        self.__array_interface__ = {"data": (address, False), "shape": (nbytes,), "typestr": "|u1", "version": 3}
-        self.owner = owner
-
-
-def _buffer(kind, owner, address, nbytes, device):
-    """The ``nbytes`` bytes from ``address`` as a uint8 array of ``kind``: a graph's buffer binding.
-    Only the tensor's elements in it are ever read or written."""
-    if kind == "numpy":
-        return np.asarray(_HostBytes(address, nbytes, owner))
-    cupy = sys.modules["cupy"]
-    memory = cupy.cuda.UnownedMemory(address, nbytes, owner, device)
-    return cupy.ndarray((nbytes,), np.uint8, cupy.cuda.MemoryPointer(memory, 0))
-
-
-def _address(a):
-    return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
 
 
 def _words(dtype):
@@ -693,18 +701,39 @@ def _words(dtype):
 
 
 class _Compiled:
-    __slots__ = ("in_needs", "op", "out_needs")
+    """A program's graph compiled for one layout of its used inputs (``key``), and where a call
+    places the graph outputs (``parts``: shape, dtype and byte offset of each): back to back in
+    one allocation of ``total`` bytes, each 16-byte aligned and as long as its tensor needs."""
 
-    def __init__(self, op, graph):
-        self.op = op
+    __slots__ = ("in_needs", "key", "op", "parts", "total")
+
+    def __init__(self, key, op, graph, values):
+        self.key, self.op = key, op
         self.in_needs = [t.total_tensor_size_in_bytes for t in graph.input_tensors]
-        self.out_needs = [t.total_tensor_size_in_bytes for t in graph.output_tensors]
+        self.parts, self.total = [], 0
+        for v, t in zip(values, graph.output_tensors):
+            self.parts.append((v.shape, v.dtype, self.total))
+            self.total += -(-t.total_tensor_size_in_bytes // _ALIGNMENT) * _ALIGNMENT
 
 
-def _graph_bytes(compiled):
-    """Estimated bytes of a ``_Compiled`` graph: its operator and its graph's nodes."""
+class _Run:
+    """A call on arrays whose used inputs have one run key (their strides and addresses modulo
+    16, ``_Arrays.keys``): the compiled graph, and per used input the bytes from its element 0 to
+    the aligned address its tensor starts at (``starts``); ``staged`` lists the used inputs that
+    no graph describes, copied first into aligned C-contiguous arrays (their start is 0)."""
+
+    __slots__ = ("compiled", "staged", "starts")
+
+    def __init__(self, compiled, starts, staged):
+        self.compiled, self.starts, self.staged = compiled, starts, staged
+
+
+def _run_bytes(run):
+    """Estimated bytes of a ``_Run``: its compiled operator and its graph's nodes."""
+    compiled = run.compiled
     nodes = compiled.op.desc.nodes
-    return _memory.operator_bytes(compiled.op) + sum(_memory.descriptor_bytes(n.operator) for n in nodes)
+    held = _memory.nested_bytes(compiled.parts) + _memory.nested_bytes(run.starts)
+    return _memory.operator_bytes(compiled.op) + sum(_memory.descriptor_bytes(n.operator) for n in nodes) + held
 
 
 def _program_bytes(program):
@@ -719,8 +748,8 @@ def _program_bytes(program):
 class _Program:
     """A finished trace: its inputs (traced arrays, in the arguments' order), its results
     (``outputs``: each distinct traced array returned; ``leaves``: per returned array, an index
-    into ``outputs`` or a constant array), the nodes the results need, and per layout of the
-    arrays it is run on, its compiled graph."""
+    into ``outputs`` or a constant array), the nodes the results need, and per run key of the
+    arrays it is run on, its ``_Run`` (``graphs``)."""
 
     def __init__(self, inputs, leaves, structure=None):
         self.inputs, self.structure = inputs, structure
@@ -736,6 +765,9 @@ class _Program:
             else:
                 self.leaves.append(leaf)
         self.graph_outputs = [v for v in self.outputs if v._source[0] in ("input", "node")]
+        # Results that are each a graph output, in order: a call's values are the graph's outputs.
+        self.only_graph_outputs = len(self.graph_outputs) == len(self.outputs)
+        self.assemble = _assembler(structure, self.leaves)
         live, stack = {}, [v._source[1] for v in self.graph_outputs if v._source[0] == "node"]
         while stack:
             node = stack.pop()
@@ -747,43 +779,67 @@ class _Program:
         used = {v._source[1] for v in self.graph_outputs if v._source[0] == "input"}
         used |= {a._source[1] for n in self.nodes for a in n.inputs if a._source[0] == "input"}
         self.used = sorted(used)
-        for k in self.used:
-            _words(inputs[k].dtype)
-        self.graphs, self.backwards = _memory.KeptDict(_graph_bytes), {}  # (the graphs bounded in bytes)
+        self.uses_all = self.used == list(range(len(inputs)))
+        # A call's values are the graph's outputs on the arrays as given.
+        self.direct = self.uses_all and self.only_graph_outputs and bool(self.graph_outputs)
+        self.words = [_words(inputs[k].dtype) for k in self.used]
+        self.graphs, self.backwards = _memory.KeptDict(_run_bytes), {}  # (the graphs bounded in bytes)
+        self.memories = {}  # torch's: per the dtypes and device of the tensors, a _Tensors
         self._lock = threading.Lock()
 
-    def execute(self, kind, device, arrays, outs):
-        """Run the graph on ``arrays`` (NumPy or CuPy: one per input, None where unused) into
-        ``outs`` (new C-contiguous arrays, one per graph output)."""
-        if not self.graph_outputs:
-            return
-        layouts = []
-        for k in self.used:
-            words = _words(self.inputs[k].dtype)
-            layout = _layout(arrays[k], words)
-            if layout is None:  # a copy, which a graph describes
-                arrays[k] = arrays[k].copy()  # new, aligned and C-contiguous
-                layout = _layout(arrays[k], words)
-            layouts.append(layout)
-        key = tuple(layout.key for layout in layouts)
-        compiled = self.graphs.get(key)
-        if compiled is None:
-            compiled = self._compile(key, layouts, kind, device)
-        ins = [
-            _buffer(kind, arrays[k], _address(arrays[k]) + layout.start, need, device)
-            for k, layout, need in zip(self.used, layouts, compiled.in_needs)
-        ]
-        outputs = [_buffer(kind, o, _address(o), need, device) for o, need in zip(outs, compiled.out_needs)]
-        compiled.op.execute(ins, outputs)
+    def run(self, memory, arrays):
+        """The values of ``outputs`` for ``arrays`` (one per input, of the kind ``memory``
+        reaches): the graph run into new arrays, and the results it has no output for."""
+        return self.call(memory, self.find(memory, arrays), arrays)
 
-    def _compile(self, key, layouts, kind, device):
-        graph = self.graph(layouts)
-        compiled = _Compiled(graph.compile(device, load=kind == "cupy"), graph)  # host arrays: no NVRTC
+    def find(self, memory, arrays):
+        """The ``_Run`` for ``arrays`` (None where the program has no graph output)."""
+        if not self.graph_outputs:
+            return None
+        used = arrays if self.uses_all else [arrays[k] for k in self.used]
+        key = memory.keys(used)
+        return self.graphs.get(key) or self._prepare(key, memory, used)
+
+    def call(self, memory, run, arrays):
+        """``run``'s values of ``outputs`` for ``arrays`` (``run``: what ``find`` gives for them)."""
+        values = [] if run is None else memory.call(run, arrays if self.uses_all else [arrays[k] for k in self.used])
+        if self.only_graph_outputs:
+            return values
+        graph_values = iter(values)
+        return [
+            memory.zeros(v.shape, v.dtype)
+            if v._source[0] == "zeros"
+            else memory.empty(v.shape, v.dtype)
+            if v._source[0] == "empty"
+            else next(graph_values)
+            for v in self.outputs
+        ]
+
+    def _prepare(self, key, memory, used):
+        """The ``_Run`` of arrays of run key ``key`` (``used``: the used inputs of one call),
+        its graph compiled unless a run of the same layouts has it."""
+        layouts, starts, staged = [], [], []
+        for i, (a, words) in enumerate(zip(used, self.words)):
+            shape, strides, size, address, contiguous = memory.describe(a)
+            layout = _layout(shape, strides, size, words, address, contiguous)
+            if layout is None:  # a copy, aligned and C-contiguous, which a graph describes
+                shape, strides, size, address, contiguous = memory.describe(memory.stage(a))
+                layout = _layout(shape, strides, size, words, address, contiguous)
+                staged.append(i)
+            layouts.append(layout)
+            starts.append(layout.start)
+        layout_key = tuple(layout.key for layout in layouts)
+        compiled = next((r.compiled for r in self.graphs.values() if r.compiled.key == layout_key), None)
+        if compiled is None:
+            graph = self.graph(layouts)
+            op = graph.compile(memory.device, load=memory.kind == "cupy")  # host arrays: no NVRTC
+            compiled = _Compiled(layout_key, op, graph, self.graph_outputs)
+        run = _Run(compiled, starts, tuple(staged))
         with self._lock:
-            self.graphs[key] = compiled
+            self.graphs[key] = run
             while len(self.graphs) > GRAPHS:
                 self.graphs.popitem(last=False)
-        return compiled
+        return run
 
     def graph(self, layouts) -> GraphDesc:
         """The ``GraphDesc`` of the program for arrays of ``layouts`` (one per used input)."""
@@ -833,22 +889,6 @@ class _Program:
                 output_edges.append(GraphOutputEdge(index[id(rest[0])], rest[1], o))
         return GraphDesc(len(self.used), len(self.graph_outputs), nodes, input_edges, output_edges, edges)
 
-    # ---- the results of a run ----
-
-    def results(self, new, zeros, execute):
-        """The returned structure: ``new(shape, dtype)`` allocates a result, ``zeros`` one of
-        zeros, ``execute(outs)`` runs the graph into the graph outputs."""
-        values = [zeros(v.shape, v.dtype) if v._source[0] == "zeros" else new(v.shape, v.dtype) for v in self.outputs]
-        graph_outs = [r for v, r in zip(self.outputs, values) if v._source[0] in ("input", "node")]
-        execute(graph_outs)
-        return values
-
-    def assemble(self, values, copy):
-        """The structure the function returned, of ``values`` (one per output) and copies of
-        its constant arrays."""
-        leaves = [values[leaf] if isinstance(leaf, int) else copy(leaf) for leaf in self.leaves]
-        return _rebuild(self.structure, iter(leaves))
-
     # ---- the backward ----
 
     def backward(self, needs):
@@ -859,20 +899,227 @@ class _Program:
         return program
 
 
-def _new_array(kind, device):
-    if kind == "numpy":
+def _assembler(structure, leaves):
+    """What builds the structure the function returned from a call's ``values`` (one per
+    output) and copies of its constant arrays: for a list or tuple of the outputs in order, or
+    one output, without walking the structure."""
+    if structure is None:  # (a backward program: its values are what its caller takes)
+        return None
+    if all(type(leaf) is int for leaf in leaves) and leaves == list(range(len(leaves))):  # the outputs in order
+        if structure == _ARRAY:
+            return operator.itemgetter(0)
+        if structure[0] in (list, tuple) and all(s == _ARRAY for s in structure[1]):
+            return structure[0]
 
-        def new(shape, dtype):
-            a = np.empty(shape, dtype)
-            if a.size and _address(a) % _ALIGNMENT:  # a buffer binding starts 16-byte aligned
-                raw = np.empty(a.nbytes + 2 * _ALIGNMENT, np.uint8)
-                start = -_address(raw) % _ALIGNMENT
-                a = raw[start : start + a.nbytes].view(dtype).reshape(shape)
-            return a
+    def assemble(values):
+        return _rebuild(structure, iter([values[leaf] if isinstance(leaf, int) else _copy(leaf) for leaf in leaves]))
 
-        return new, np.zeros
-    cupy = sys.modules["cupy"]
-    return cupy.empty, cupy.zeros
+    return assemble
+
+
+# ---- memory: how a program reaches arrays of one kind ---------------------------------------------
+
+
+class _HostBytes:
+    """A range of host memory as NumPy sees it (``numpy.asarray`` of it); ``owner`` keeps it valid."""
+
+    def __init__(self, address, nbytes, owner):
+        self.__array_interface__ = {"data": (address, False), "shape": (nbytes,), "typestr": "|u1", "version": 3}
+        self.owner = owner
+
+
+def _allocate(xp, parts, total):
+    """The graph outputs of a call, new C-contiguous arrays of the module ``xp`` (NumPy or CuPy)
+    placed as ``parts`` say in one allocation of ``total`` bytes (one array: its own), and
+    their addresses. Their alignment only speeds the launch: its access widths follow the
+    addresses."""
+    if len(parts) == 1:
+        ((shape, dtype, _),) = parts
+        out = xp.ndarray(shape, dtype)
+        return [out], [out.__array_interface__["data"][0] if xp is np else out.data.ptr]
+    buffer = xp.empty(total, np.uint8)
+    if xp is np:
+        base = buffer.__array_interface__["data"][0]
+        outs = [np.ndarray(shape, dtype, buffer, offset) for shape, dtype, offset in parts]
+    else:
+        memory = buffer.data
+        base, new = memory.ptr, xp.ndarray
+        outs = [new(shape, dtype, memory + offset) for shape, dtype, offset in parts]
+    return outs, [base + offset for _, _, offset in parts]
+
+
+def _bits(outs):
+    """The OR of the outputs' addresses: the inputs' are aligned, so the access widths follow these."""
+    return outs[0] if len(outs) == 1 else functools.reduce(operator.or_, outs)
+
+
+def _host_buffers(ins, compiled, owners):
+    """The inputs' buffers of a host launch, as the graph's tensors take them (the emulated
+    kernels check each load against them)."""
+    return [np.asarray(_HostBytes(i, n, a)) for i, n, a in zip(ins, compiled.in_needs, owners)]
+
+
+class _Arrays:
+    """NumPy (host, ``_HostArrays``) or CuPy (device, ``_DeviceArrays``) arrays: what
+    ``_Program`` asks of a memory kind. ``layouts`` and ``keys`` give the key of a call and the
+    run key of its used inputs (per input its strides and address modulo 16, from which the
+    layout of its tensor follows); ``call`` launches a run into new arrays; ``describe``
+    (shape, byte strides, element size, address, C-contiguity) and ``stage`` serve the calls
+    that find no run.
+
+    ``call`` binds no buffer: every binding rule holds by construction (the inputs' tensors
+    start at the aligned addresses below their elements and lie in their arrays, the outputs
+    are new), so ``execute``'s checks are left out."""
+
+    def __init__(self, xp, device):
+        self.xp, self.device = xp, device
+
+    def stage(self, a):
+        copy = self.xp.ndarray(a.shape, a.dtype, aligned_empty(a.nbytes, self.xp, _ALIGNMENT).data)
+        copy[...] = a
+        return copy
+
+    def staged(self, run, used):
+        return [self.stage(a) if i in run.staged else a for i, a in enumerate(used)]
+
+    def empty(self, shape, dtype):
+        return self.xp.empty(shape, dtype)
+
+    def zeros(self, shape, dtype):
+        return self.xp.zeros(shape, dtype)
+
+
+class _HostArrays(_Arrays):
+    kind = "numpy"
+
+    @staticmethod
+    def layouts(arrays):
+        """Per array its dtype, shape, strides and address modulo 16: what a call's program and run follow from."""
+        return tuple([(a.dtype, a.shape, a.strides, a.__array_interface__["data"][0] % _ALIGNMENT) for a in arrays])
+
+    @staticmethod
+    def keys(used):
+        return tuple([(a.strides, a.__array_interface__["data"][0] % _ALIGNMENT) for a in used])
+
+    @staticmethod
+    def describe(a):
+        return a.shape, a.strides, a.dtype.itemsize, a.__array_interface__["data"][0], a.flags.c_contiguous
+
+    def call(self, run, used):
+        if run.staged:  # (rare: strides or an address not whole words, or too many dimensions)
+            used = self.staged(run, used)
+        compiled = run.compiled
+        values, outs = _allocate(np, compiled.parts, compiled.total)
+        ins = [a.__array_interface__["data"][0] + start for a, start in zip(used, run.starts)]
+        bound = (ins, outs), (_host_buffers(ins, compiled, used), values), _bits(outs)
+        compiled.op.execute_bound(("numpy", *bound), None)
+        return values
+
+
+class _DeviceArrays(_Arrays):
+    kind = "cupy"
+
+    @staticmethod
+    def layouts(arrays):
+        """``_HostArrays.layouts``, and each array's device."""
+        return tuple([(a.dtype, a.shape, a.strides, (m := a.data).ptr % _ALIGNMENT, m.device_id) for a in arrays])
+
+    @staticmethod
+    def keys(used):
+        return tuple([(a.strides, a.data.ptr % _ALIGNMENT) for a in used])
+
+    @staticmethod
+    def describe(a):
+        return a.shape, a.strides, a.dtype.itemsize, a.data.ptr, a.flags.c_contiguous
+
+    def call(self, run, used):  # on the current CuPy stream
+        if run.staged:  # (rare: strides or an address not whole words, or too many dimensions)
+            used = self.staged(run, used)
+        compiled = run.compiled
+        values, outs = _allocate(self.xp, compiled.parts, compiled.total)
+        ins = [a.data.ptr + start for a, start in zip(used, run.starts)]
+        compiled.op.execute_bound(("cupy", (ins, outs), (used, values), _bits(outs)), None)
+        return values
+
+
+_HOST = _HostArrays(np, None)
+_DEVICES = {}  # per CuPy device, its _DeviceArrays
+
+
+def _device_arrays(device):
+    memory = _DEVICES.get(device)
+    if memory is None:
+        memory = _DEVICES[device] = _DeviceArrays(sys.modules["cupy"], device)
+    return memory
+
+
+class _Tensors:
+    """PyTorch tensors of ``dtypes`` on ``device`` given to ``program`` (``_Arrays``'
+    interface): launched on the device's current torch stream, results from torch's allocator,
+    each its own tensor (with its own version counter, as a result autograd may save)."""
+
+    def __init__(self, program, dtypes, device):
+        import torch
+
+        from .interop.torch import NUMPY_DTYPES
+
+        given = {}
+        for dtype in dtypes:
+            given.setdefault(_numpy_dtype(dtype), dtype)
+        self.dtypes = {}
+        for v in program.outputs:  # a result's dtype: an argument's of its bits, or torch's own
+            found = given.get(v.dtype) or next((k for k, d in NUMPY_DTYPES.items() if d == v.dtype), None)
+            if found is None:
+                raise TypeError(f"cudadml.fuse: a result of dtype {v.dtype}, which torch has not")
+            self.dtypes[v.dtype] = found
+        if device.type not in ("cpu", "cuda"):
+            raise TypeError(f"cudadml.fuse: tensors on {device} are not supported (CPU and CUDA tensors are)")
+        self.torch, self.torch_device, self.device = torch, device, device.index  # (``device``: the graphs')
+        self.kind = "numpy" if device.type == "cpu" else "cupy"
+
+    @staticmethod
+    def keys(used):
+        return tuple([(t.stride(), t.data_ptr() % _ALIGNMENT) for t in used])
+
+    @staticmethod
+    def describe(t):
+        size = t.element_size()
+        return tuple(t.shape), tuple(s * size for s in t.stride()), size, t.data_ptr(), t.is_contiguous()
+
+    def stage(self, t):
+        torch = self.torch
+        nbytes = t.numel() * t.element_size()
+        raw = torch.empty(nbytes + _ALIGNMENT, dtype=torch.uint8, device=t.device)
+        start = -raw.data_ptr() % _ALIGNMENT
+        return raw[start : start + nbytes].view(t.dtype).view(t.shape).copy_(t)
+
+    staged = _Arrays.staged
+
+    def empty(self, shape, dtype):
+        return self.torch.empty(shape, dtype=self.dtypes[dtype], device=self.torch_device)
+
+    def zeros(self, shape, dtype):
+        return self.torch.zeros(shape, dtype=self.dtypes[dtype], device=self.torch_device)
+
+    def call(self, run, used):
+        if run.staged:  # (rare: an address not whole elements, or too many dimensions)
+            used = self.staged(run, used)
+        compiled, torch, device, dtypes = run.compiled, self.torch, self.torch_device, self.dtypes
+        values = [torch.empty(shape, dtype=dtypes[dtype], device=device) for shape, dtype, _ in compiled.parts]
+        outs = [t.data_ptr() for t in values]
+        ins = [t.data_ptr() + start for t, start in zip(used, run.starts)]
+        if self.kind == "numpy":
+            bound = (ins, outs), (_host_buffers(ins, compiled, used), values), _bits(outs)
+            compiled.op.execute_bound(("numpy", *bound), None)
+            return values
+        C, index = torch._C, self.device
+        bound = ("cupy", (ins, outs), (used, values), _bits(outs))
+        if C._cuda_getDevice() == index:
+            compiled.op.execute_bound(bound, C._cuda_getCurrentRawStream(index))
+        else:
+            with torch.cuda.device(index):
+                compiled.op.execute_bound(bound, C._cuda_getCurrentRawStream(index))
+        return values
 
 
 # ---- the gradient of a program ---------------------------------------------------------------------
@@ -991,6 +1238,8 @@ class Fused:
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._programs = _memory.KeptDict(_program_bytes)  # (the traces bounded in bytes)
+        self._last = (None, None)  # the key and program of the latest call
+        self._last_call = (None, None, None)  # NumPy's or CuPy's: its key, program and run
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -1003,50 +1252,86 @@ class Fused:
         """Drop every trace and compiled graph kept: the next call traces again."""
         with self._lock:
             self._programs.clear()
+            self._last, self._last_call = (None, None), (None, None, None)
 
     def __call__(self, *args, **kwargs):
-        arrays = []
-        structure = (
-            _flatten(args, arrays, "args"),
-            tuple((name, _flatten(v, arrays, name)) for name, v in kwargs.items()),
-        )
-        if any(type(a) is Traced for a in arrays):  # called by a function being traced: part of its graph
-            return self._fn(*args, **kwargs)
+        first = type(args[0]) if args else None
+        kind = _KINDS.get(first)
+        if kind is not None and not kwargs and (len(args) == 1 or set(map(type, args)) == {first}):
+            # Arrays of one type only, the common call: their structure without a walk.
+            arrays, structure = args, _ONE_ARRAY if len(args) == 1 else ((tuple, (_ARRAY,) * len(args)), ())
+        else:
+            arrays, structure, kind = self._arguments(args, kwargs)
+            if kind is None:  # called by a function being traced: part of its graph
+                return self._fn(*args, **kwargs)
+        if kind == "torch":
+            return self._call_torch(args, kwargs, structure, arrays)
+        if kind == "numpy":
+            return self._run(_HOST, structure, arrays)
+        memory = _device_arrays(arrays[0].data.device_id)
+        cuda = memory.xp.cuda
+        if cuda.Device().id == memory.device:  # (entering the device costs more than asking)
+            return self._run(memory, structure, arrays)
+        with cuda.Device(memory.device):  # (its allocations and launch)
+            return self._run(memory, structure, arrays)
+
+    def _run(self, memory, structure, arrays):
+        """The function's results for NumPy or CuPy ``arrays`` placed as ``structure``."""
+        layouts = memory.layouts(arrays)
+        key = (memory, structure, layouts)
+        last_key, program, run = self._last_call
+        if key != last_key:  # (most calls repeat the layouts of the one before: no lookup, no lock)
+            metas = tuple([layout[:2] + layout[4:] for layout in layouts])  # dtype, shape (and device)
+            if len({layout[4:] for layout in layouts}) > 1:
+                devices = ", ".join(sorted({str(layout[4]) for layout in layouts}))
+                raise TypeError(f"cudadml.fuse: arrays on several devices ({devices})")
+            program = self._program((memory.kind, structure, metas), structure, lambda: [m[:2] for m in metas])
+            run = program.find(memory, arrays)
+            self._last_call = (key, program, run)
+        if program.direct:
+            return program.assemble(memory.call(run, arrays))
+        return program.assemble(program.call(memory, run, arrays))
+
+    def _arguments(self, args, kwargs):
+        """``(arrays, structure, kind)`` of a call's arguments, refusing those a fused function
+        cannot take; ``kind`` is None where the arrays are traced."""
+        arrays, named = [], []
+        try:
+            positional = _flatten(args, arrays)
+            for name, v in kwargs.items():
+                named.append((name, _flatten(v, arrays, name)))
+        except _Unhashable as e:
+            raise e.refusal() from None
+        if any(type(a) is Traced for a in arrays):
+            return arrays, None, None
         name = getattr(self._fn, "__name__", "the function")
         if not arrays:
             raise TypeError(f"cudadml.fuse: {name} was given no array to trace")
         kinds = {_array_kind(a) for a in arrays}
         if len(kinds) > 1:
             raise TypeError(f"cudadml.fuse: {name} was given arrays of several kinds ({', '.join(sorted(kinds))})")
-        (kind,) = kinds
-        if kind == "torch":
-            return self._call_torch(args, kwargs, structure, arrays)
-        if kind == "numpy":
-            metas = tuple((a.dtype, a.shape) for a in arrays)
-            device = None
-        else:
-            device = arrays[0].data.device_id
-            metas = tuple((a.dtype, a.shape, a.data.device_id) for a in arrays)
-        program = self._program((kind, structure, metas), structure, [(a.dtype, a.shape) for a in arrays])
-        new, zeros = _new_array(kind, device)
-        views = list(arrays)
-        cupy_device = sys.modules["cupy"].cuda.Device(device) if kind == "cupy" else contextlib.nullcontext()
-        with cupy_device:
-            values = program.results(new, zeros, lambda outs: program.execute(kind, device, views, outs))
-        return program.assemble(values, _copy)
+        return arrays, (positional, tuple(named)), kinds.pop()
 
     def _program(self, key, structure, avals):
+        """The program kept under ``key``, or the function traced on arrays of ``avals()``."""
+        last_key, program = self._last
+        if last_key == key:  # most calls repeat the one before: no lookup, no lock
+            return program
         program = self._programs.get(key)
         if program is not None:
+            self._last = (key, program)
             with self._lock:
-                if key in self._programs:
+                try:
                     self._programs.move_to_end(key)
+                except KeyError:  # (another thread dropped it meanwhile)
+                    pass
             return program
-        program = self._trace(structure, avals)
+        program = self._trace(structure, avals())
         with self._lock:
             self._programs[key] = program
             while len(self._programs) > PROGRAMS:
                 self._programs.popitem(last=False)
+        self._last = (key, program)
         return program
 
     def _trace(self, structure, avals):
@@ -1078,11 +1363,11 @@ class Fused:
         devices = {t.device for t in tensors}
         if len(devices) > 1:
             raise TypeError(f"cudadml.fuse: tensors on several devices ({', '.join(map(str, devices))})")
-        metas = tuple((t.dtype, tuple(t.shape), t.device) for t in tensors)
-        avals = [(_numpy_dtype(t.dtype), tuple(t.shape)) for t in tensors]
-        program = self._program(("torch", structure, metas), structure, avals)
-        values = _call_program_torch(program, tensors)
-        return program.assemble(values, _copy)
+        metas = tuple([(t.dtype, tuple(t.shape), t.device) for t in tensors])
+        program = self._program(
+            ("torch", structure, metas), structure, lambda: [(_numpy_dtype(d), shape) for d, shape, _ in metas]
+        )
+        return program.assemble(_call_program_torch(program, tensors))
 
 
 def _watched(tensors):
@@ -1133,44 +1418,14 @@ class _Holder:
 
 
 def _run_torch(program, tensors):
-    """Run ``program`` on tensors: on zero-copy NumPy (CPU) or CuPy (CUDA) views of them, into
-    tensors torch allocates."""
-    import torch
-
-    from .interop import torch as adapter
-
-    device = tensors[0].device
-    torch_dtypes = {}
-    for t in tensors:
-        torch_dtypes.setdefault(_numpy_dtype(t.dtype), t.dtype)
-
-    def dtype_of(dtype):
-        found = torch_dtypes.get(dtype)
-        if found is None:
-            found = next((k for k, v in adapter.NUMPY_DTYPES.items() if v == dtype), None)
-        if found is None:
-            raise TypeError(f"cudadml.fuse: a result of dtype {dtype}, which torch has not")
-        return found
-
-    def new(shape, dtype):
-        return torch.empty(shape, dtype=dtype_of(dtype), device=device)
-
-    def zeros(shape, dtype):
-        return torch.zeros(shape, dtype=dtype_of(dtype), device=device)
-
-    kind = "numpy" if device.type == "cpu" else "cupy"
-    with torch.no_grad():
-
-        def execute(outs):
-            with adapter.placed(device, None):
-                views = [
-                    adapter.view(t, t.dtype not in adapter.NUMPY_DTYPES) if k in program.used else None
-                    for k, t in enumerate(tensors)
-                ]
-                out_views = [adapter.view(o, o.dtype not in adapter.NUMPY_DTYPES) for o in outs]
-                program.execute(kind, device.index, views, out_views)
-
-        return program.results(new, zeros, execute)
+    """Run ``program`` on tensors, by their addresses, into tensors torch allocates."""
+    # A conjugate or negative view is read as its values (a copy).
+    tensors = [t.resolve_conj().resolve_neg() if t.is_conj() or t.is_neg() else t for t in tensors]
+    key = (tuple([t.dtype for t in tensors]), tensors[0].device)
+    memory = program.memories.get(key)
+    if memory is None:
+        memory = program.memories[key] = _Tensors(program, *key)
+    return program.run(memory, tensors)
 
 
 @functools.cache
@@ -1244,8 +1499,9 @@ def fuse(fn: Callable | None = None) -> Fused | Callable[[Callable], Fused]:
         any strides; anything else must be hashable (it is part of the key the traces are kept
         under), and lists and tuples may hold arrays. It returns the function's structure with
         each array a new C-contiguous array of the arguments' kind, of the shape, dtype and bytes
-        the eager calls give. A returned argument, or an array that no traced call made (a
-        constant), is returned as a copy.
+        the eager calls give (NumPy's and CuPy's several results are disjoint parts of one
+        allocation, as ``split``'s are; torch's are tensors of their own). A returned argument,
+        or an array that no traced call made (a constant), is returned as a copy.
 
     Raises
     ------

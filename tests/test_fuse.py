@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import cudadml as cd
 import cudadml.numpy as cnp
+from cudadml.graph import CompiledGraph
 from cudadml.testing import CANARY, POISON, aligned_empty, random_array, to_host
 
 fuse_module = sys.modules["cudadml.fuse"]  # the module (cd.fuse is the function)
@@ -29,32 +30,30 @@ fuse_module = sys.modules["cudadml.fuse"]  # the module (cd.fuse is the function
 
 @pytest.fixture
 def poisoned(monkeypatch):
-    """Every result a fused call allocates is poisoned, between poisoned canaries: returns the
-    check that every canary byte is still poison (results are compared with the eager bytes,
-    which hold no poison byte, so an unwritten element shows)."""
+    """Every allocation of a fused call's results is poisoned, between poisoned canaries:
+    returns the check that every byte of it outside the results' elements (canaries, the gaps
+    between results) is still poison (results are compared with the eager bytes, which hold no
+    poison byte, so an unwritten element shows)."""
     regions = []
-    allocate = fuse_module._new_array
 
-    def new_array(kind, device):
-        _, zeros = allocate(kind, device)
-        xp = np if kind == "numpy" else __import__("cupy")
+    def poisoned_allocate(xp, parts, total):
+        raw = aligned_empty(CANARY + total + CANARY, xp)
+        raw[...] = POISON
+        elements = np.zeros(raw.size, bool)
+        outs = []
+        for shape, dtype, offset in parts:
+            nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+            elements[CANARY + offset : CANARY + offset + nbytes] = True
+            outs.append(raw[CANARY + offset : CANARY + offset + nbytes].view(dtype).reshape(shape))
+        regions.append((raw, elements))
+        base = raw.__array_interface__["data"][0] if xp is np else raw.data.ptr
+        return outs, [base + CANARY + offset for _, _, offset in parts]
 
-        def poisoned_new(shape, dtype):
-            dtype = np.dtype(dtype)
-            nbytes = int(np.prod(shape)) * dtype.itemsize
-            raw = aligned_empty(CANARY + nbytes + CANARY, xp)
-            raw[...] = POISON
-            regions.append((raw, nbytes))
-            return raw[CANARY : CANARY + nbytes].view(dtype).reshape(shape)
-
-        return poisoned_new, zeros
-
-    monkeypatch.setattr(fuse_module, "_new_array", new_array)
+    monkeypatch.setattr(fuse_module, "_allocate", poisoned_allocate)
 
     def canaries_intact():
-        for raw, nbytes in regions:
-            host = to_host(raw)
-            assert (host[:CANARY] == POISON).all() and (host[CANARY + nbytes :] == POISON).all()
+        for raw, elements in regions:
+            assert (to_host(raw)[~elements] == POISON).all()
         regions.clear()
         return True
 
@@ -184,8 +183,8 @@ def test_fused_is_eager(xp, rng, poisoned, case):
         assert poisoned()
     for program in fused._programs.values():  # one trace, a graph per layout, each one launch
         assert program.graphs
-        for compiled in program.graphs.values():
-            assert " in 1 launch" in repr(compiled.op)
+        for run in program.graphs.values():
+            assert " in 1 launch" in repr(run.compiled.op)
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.float16, np.int32, np.int64, np.complex128])
@@ -271,6 +270,59 @@ def test_torch_arrays_of_more_dimensions_than_a_tensor_holds(torch):
         for fn in HIGH_RANK_FNS.values():
             got, expected = _leaves(cd.fuse(fn)(x)), _leaves(fn(x))
             assert len(got) == len(expected) and all(torch.equal(g, e) for g, e in zip(got, expected))
+
+
+def _offsets(x, xp):
+    """``x`` at element offsets 0 to 3 of a wider array: the same strides, other addresses
+    modulo 16."""
+    views = [xp.empty((*x.shape[:-1], x.shape[-1] + 3), x.dtype)[..., k : k + x.shape[-1]] for k in range(4)]
+    for view in views:
+        view[...] = x
+    return views
+
+
+def test_each_call_runs_on_its_own_layout(xp, rng, poisoned, monkeypatch):
+    """What a trace keeps per layout of its arrays (a graph, where each tensor starts below its
+    array's elements, which arrays are copied first) and for the latest call serves only calls
+    of that layout: calls alternating between addresses modulo 16 (strides alike), strides,
+    flips, the arrays of other arguments, each gives the eager bytes, its graph's input
+    tensors bound at 16-byte aligned addresses (the binding rule the kernels' accesses rely on)."""
+    launches, run = [], CompiledGraph._run
+
+    def spied(op, bound, stream):
+        launches.append(bound[1][0])  # the input tensors' addresses
+        return run(op, bound, stream)
+
+    monkeypatch.setattr(CompiledGraph, "_run", spied)
+
+    def fn(a, b):
+        return crops(a), cd.join([b[::-1], b], axis=0)
+
+    fused = cd.fuse(fn)
+    x, y = random_array((1, 3, 8, 8), np.float32, rng, xp), random_array((2, 5), np.int16, rng, xp)
+    views = [*_offsets(x, xp), *_layouts(x, xp)[2:]]
+    others = [*_offsets(y, xp), y[::-1][::-1], xp.asarray(np.asfortranarray(to_host(y)))]
+    if xp is np:  # element 0 at an odd address: copied first
+        odd = np.zeros(y.nbytes + 1, np.uint8)[1:].view(y.dtype).reshape(y.shape)
+        odd[...] = y
+        others.append(odd)
+    calls = [(a, b) for a in views for b in others[:2]] + [(views[0], b) for b in others]
+    for a, b in calls + calls[::-1] + calls:
+        _same(fused(a, b), fn(a, b))
+        assert poisoned()
+    assert len(fused._programs) == 1
+    assert len(launches) == 3 * len(calls) and all(address % 16 == 0 for ins in launches for address in ins)
+
+
+def test_results_are_apart(xp, rng):
+    """Several results share an allocation without sharing a byte, each writable alone."""
+    fused = cd.fuse(lambda x: cd.split(x, split_sizes=[1, 3, 2], axis=1))
+    x = random_array((2, 6, 3), np.float16, rng, xp)
+    parts = fused(x)
+    if xp is np:
+        assert not any(np.shares_memory(a, b) for a in parts for b in parts if a is not b)
+    parts[1][...] = 0
+    _same([parts[0], parts[2]], fused(x)[::2])
 
 
 def test_the_function_is_traced_once_per_layout_of_its_arguments(rng):
@@ -690,6 +742,8 @@ def test_arguments_are_refused_by_name(rng):
     x = random_array((4,), np.float32, rng)
     with pytest.raises(TypeError, match=r"cudadml.fuse: table is a dict, which is not hashable"):
         fused(x, table={})
+    with pytest.raises(TypeError, match=r"cudadml.fuse: args\[1\]\[0\]\[1\] is a dict, which is not hashable"):
+        fused(x, [(1, {})])
     with pytest.raises(TypeError, match=r"cudadml\.fuse: <lambda> was given no array to trace"):
         fused(1, 2)
     with pytest.raises(TypeError, match="a MaskedArray, a NumPy subclass"):
@@ -763,8 +817,8 @@ def test_torch_gradients_of_shared_values_are_added(torch):
     (program,) = fused._programs.values()
     backward = next(iter(program.backwards.values()))
     assert len(backward.targets) > 1 and set(backward.targets) == {0}
-    (compiled,) = backward.graphs.values()
-    assert " in 1 launch" in repr(compiled.op)
+    (run,) = backward.graphs.values()
+    assert " in 1 launch" in repr(run.compiled.op)
 
 
 def test_torch_gradient_of_a_slice_that_reads_elements_again(torch):
@@ -804,6 +858,50 @@ def test_torch_dtypes_numpy_lacks(torch):
     x = torch.randn(4, 3).to(torch.bfloat16)
     y = fused(x)
     assert y.dtype == torch.bfloat16 and torch.equal(y, torch.cat([x[1:], x[:1]]))
+
+
+def test_torch_each_call_runs_on_its_own_tensors(torch):
+    """Conjugate and negative views (read as their values: copies), offsets, strides and
+    transposes, alternating: each call gives the eager values."""
+
+    def fn(z):
+        parts = [cd.strided_slice(z, key, directml_types=False) for key in (np.s_[::-1], np.s_[:, 1:])]
+        return cd.join(parts, axis=1, directml_types=False)
+
+    fused = cd.fuse(fn)
+    z = torch.randn(4, 6, dtype=torch.complex64)
+    big = torch.zeros(4, 9, dtype=torch.complex64)
+    offsets = [big[:, k : k + 6] for k in range(3)]  # 8-byte elements: addresses 0, 8, 16 past z's
+    for view in offsets:
+        view.copy_(z)
+    transposed = z.t().contiguous().t()
+    tensors = [z, z.conj(), offsets[1], offsets[1].conj(), transposed, torch._neg_view(z), offsets[2]]
+    for t in tensors + tensors[::-1]:
+        assert torch.equal(fused(t), fn(t.resolve_conj().resolve_neg()))
+    real = cd.fuse(lambda x: cd.strided_slice(x, np.s_[::-1]))
+    for t in (torch._neg_view(z.real), z.real, torch._neg_view(z.real)):
+        assert torch.equal(real(t), -z.real.flip(0) if t.is_neg() else z.real.flip(0))
+
+
+def test_torch_results_are_tensors_of_their_own(torch):
+    """Each result is its own tensor, as torch's own ops return them: writing one moves no
+    other's version counter (which autograd checks of a tensor it saved)."""
+    fused = cd.fuse(lambda x: cd.split(x, split_sizes=[1, 3, 2], axis=1))
+    x = torch.randn(2, 6, 3)
+    parts = fused(x)
+    versions = [p._version for p in parts]
+    parts[1].add_(1)
+    assert [p._version for p in parts] == [versions[0], versions[1] + 1, versions[2]]
+    w = torch.randn(2, 2, 3, requires_grad=True)
+    product = (w * parts[2]).sum()  # saves parts[2] for the backward
+    parts[0].add_(1)
+    product.backward()
+    assert torch.equal(w.grad, parts[2])
+
+
+def test_torch_devices_other_than_cpu_and_cuda_are_refused(torch):
+    with pytest.raises(TypeError, match="tensors on meta are not supported"):
+        cd.fuse(focus)(torch.empty(2, 2, 4, 4, device="meta"))
 
 
 @pytest.mark.gpu
