@@ -319,6 +319,12 @@ CASES = [
     slice_case("inner stride 2 [..., ::2] f32", F4, np.float32, (Ellipsis, slice(None, None, 2))),
     slice_case("reverse axis 1 [:, ::-1] f32", F4, np.float32, (slice(None), slice(None, None, -1))),
     slice_case("reverse innermost [..., ::-1] f32", F4, np.float32, (Ellipsis, slice(None, None, -1))),
+    slice_case(
+        "8-D window [1:, 1:, 1:, 1:, :, :, :, 0:30] f32",
+        (4, 4, 8, 8, 8, 8, 16, 32),
+        np.float32,
+        (*(slice(1, None),) * 4, *(slice(None),) * 3, slice(0, 30)),
+    ),
     slice_case("8-D window (4,4,8,8,8,8,16,32) f32", (4, 4, 8, 8, 8, 8, 16, 32), np.float32, (slice(1, -1),) * 8),
     slice_case("narrow rows [:, 3:7] of (2^22, 32) f32", (2**22, 32), np.float32, (slice(None), slice(3, 7))),
     grad_case("slice grad, window f32", F4, np.float32, WINDOW),

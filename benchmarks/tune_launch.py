@@ -12,6 +12,7 @@ family ran it. Per family, the shape that wins its cases is the one to put in
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -26,14 +27,14 @@ def _child(block: int, items: int, only: str, reps: int) -> None:
     from cudadml import runner
     from cudadml.backends import kernels
 
-    kernels.use_launch_shape(block, dict.fromkeys(kernels.ITEMS, items))
+    kernels.use_launch_shape(block, dict.fromkeys(kernels.items_per_thread(), items))
     d2d = 2 * 2**30 / copy_time_us(reps) / 1e3
     rows = {}
     for name, make in CASES:
         if only not in name:
             continue
         fns = make()
-        run = lambda: fns["cudadml"](cd)  # noqa: E731
+        run = functools.partial(fns["cudadml"], cd)
         kernels._compiled.clear()  # (loaded again from the compile cache: what this case loads names its family)
         runner._CACHE.clear()
         run()

@@ -282,20 +282,21 @@ def test_packed_outputs_take_the_flat_kernel(output_strides, family):
     ],
 )
 def test_grids_give_each_thread_the_items_its_kernel_takes(desc, family, items):
-    """Grids and kernels take the items per thread from one table (kernels.ITEMS, passed to the
+    """Grids and kernels take the items per thread from one table (kernels.items_per_thread(), passed to the
     kernels as -D options): a grid sized for fewer items than the kernel's would repeat the
     work, for more it would leave chunks unmoved."""
     (launch,) = kernels.prepare(desc.compile().plan)
     assert launch.name.startswith(family + "<4,")
-    assert f"-DCUDADML_ITEMS_{items.upper()}={kernels.ITEMS[items]}" in kernels.DEFINES
+    assert f"-DCUDADML_ITEMS_{items.upper()}={kernels.items_per_thread()[items]}" in kernels.defines()
     jobs = launch.params["jobs"][: int(launch.params["num_jobs"]["d"])]
-    per_block = kernels.BLOCK * kernels.ITEMS[items]
+    per_block = kernels.BLOCK * kernels.items_per_thread()[items]
     assert launch.grid == sum(-(-int(j["count"]) // per_block) for j in jobs)
 
 
 def test_indices_stay_32_bit_only_while_a_whole_grid_of_them_fits():
     """A launch forms work indices up to a whole block past the count; they must not wrap."""
-    last = 2**31 - kernels.BLOCK * max(kernels.ITEMS.values())  # the largest count whose grids fit in 31 bits
+    most = max(n for table in kernels.ITEMS_BY_BANDWIDTH.values() for n in table.values())
+    last = 2**31 - kernels.BLOCK * most  # the largest count whose grids fit in 31 bits, on any device
     one_element = [(1, 1)]
     assert kernels._index_type(1, last - 1, one_element) is np.int32
     assert kernels._index_type(1, last, one_element) is np.int64

@@ -29,6 +29,7 @@ from cudadml.testing import POISON, TensorBuffer, aligned_empty, emulated, rando
 
 ARCHS = ("sm_75", "sm_80", "sm_90")
 SOURCES = tuple(kernels.all_kernel_names())
+SHAPES = kernels.ITEMS_BY_BANDWIDTH  # items per thread by family, per memory system
 
 
 def _nvrtc():
@@ -60,9 +61,10 @@ def _resources(log, lowered):
     return found
 
 
-def _compile(nvrtc, source_file, arch):
+def _compile(nvrtc, source_file, arch, table=None):
     """``(seconds, error or None, resources)`` for one NVRTC program holding every name of
-    ``source_file``; resources as ``_resources`` reads them from ptxas."""
+    ``source_file`` at the launch shape of ``table`` (items per thread by family; this
+    process's by default); resources as ``_resources`` reads them from ptxas."""
     names = kernels.all_kernel_names()[source_file]
     started = time.perf_counter()
     program = nvrtc.createProgram(kernels.kernel_source(source_file), source_file, [], [])
@@ -70,7 +72,7 @@ def _compile(nvrtc, source_file, arch):
         for name in names:
             nvrtc.addNameExpression(program, name)
         try:
-            nvrtc.compileProgram(program, [*kernels.OPTIONS, f"--gpu-architecture={arch}", "-Xptxas=-v"])
+            nvrtc.compileProgram(program, [*kernels.options(table), f"--gpu-architecture={arch}", "-Xptxas=-v"])
         except nvrtc.NVRTCError as e:
             return time.perf_counter() - started, f"{e}\n{nvrtc.getProgramLog(program)}", {}
         # getLoweredName raises unless the specialisation was instantiated
@@ -84,15 +86,18 @@ def _compile(nvrtc, source_file, arch):
 
 @pytest.fixture(scope="module")
 def nvrtc_builds(say):
-    """Every (source file, architecture) program, compiled in parallel: NVRTC releases the GIL."""
+    """Every (source file, architecture, launch shape) program, compiled in parallel: NVRTC
+    releases the GIL. Every architecture at this process's launch shape (``None``), and sm_90
+    at each memory system's (``kernels.ITEMS_BY_BANDWIDTH``)."""
     nvrtc = _nvrtc()
-    jobs = [(f, a) for f in SOURCES for a in ARCHS]
+    jobs = [(f, a, None) for f in SOURCES for a in ARCHS]
+    jobs += [(f, "sm_90", k) for f in SOURCES for k in kernels.ITEMS_BY_BANDWIDTH]
     count = sum(map(len, kernels.all_kernel_names().values()))
     workers = os.cpu_count() or 1
     say(f"NVRTC {nvrtc.getVersion()}: compiling {count} kernels for {', '.join(ARCHS)} on {workers} threads ...")
     started = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        builds = dict(zip(jobs, pool.map(lambda job: _compile(nvrtc, *job), jobs)))
+        builds = dict(zip(jobs, pool.map(lambda job: _compile(nvrtc, *job[:2], SHAPES.get(job[2])), jobs)))
     say(f"NVRTC: done in {time.perf_counter() - started:.0f} s")
     return builds
 
@@ -101,7 +106,7 @@ def nvrtc_builds(say):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("source_file", SOURCES)
 def test_every_specialisation_compiles_with_nvrtc(nvrtc_builds, source_file, arch):
-    seconds, error, _ = nvrtc_builds[source_file, arch]
+    seconds, error, _ = nvrtc_builds[source_file, arch, None]
     count = len(kernels.all_kernel_names()[source_file])
     assert error is None, f"NVRTC could not compile {source_file} ({count} kernels) for {arch}:\n{error}"
     print(f"{source_file}: {count} kernels for {arch} in {seconds:.1f} s")
@@ -116,7 +121,7 @@ def blocks_per_sm(registers: int) -> int:
 
 
 #: The most registers per thread that any specialisation of a family may use on sm_90: the
-#: counts of 2026-11-25 (NVRTC 13.5, work items per thread as kernels.ITEMS gives them) plus the
+#: counts of 2026-11-25 (NVRTC 13.5, work items per thread as kernels.ITEMS_BY_BANDWIDTH gives them) plus the
 #: margin that keeps the same blocks per SM at the launch shape (128 threads), which the
 #: comment gives. A change that needs more, a kernel's or a new NVRTC's, lowers the occupancy
 #: of every kernel of the family that reaches it: measure it (bench.py --against) before
@@ -139,20 +144,35 @@ REGISTER_LIMITS = {
 }
 
 
+#: Where a memory system's launch shape gives a family more items per thread (more registers),
+#: its own limits, by ``kernels.ITEMS_BY_BANDWIDTH``'s key.
+REGISTER_LIMITS_BY_BANDWIDTH = {
+    25: REGISTER_LIMITS,
+    36: {
+        **REGISTER_LIMITS,
+        ("gather_elements", "int"): 40,  # 4 items: today 34: 12 blocks, 75%
+    },
+}
+
+
 def test_register_limits_keep_the_occupancy_their_comments_give():
     """Each limit is the top of its occupancy step: one register more loses a block per SM."""
-    for family, limit in REGISTER_LIMITS.items():
-        assert blocks_per_sm(limit + 1) < blocks_per_sm(limit) or blocks_per_sm(limit) == 16, family
+    assert REGISTER_LIMITS_BY_BANDWIDTH.keys() == kernels.ITEMS_BY_BANDWIDTH.keys()
+    for limits in REGISTER_LIMITS_BY_BANDWIDTH.values():
+        for family, limit in limits.items():
+            assert blocks_per_sm(limit + 1) < blocks_per_sm(limit) or blocks_per_sm(limit) == 16, family
 
 
 @pytest.mark.every_kernel
+@pytest.mark.parametrize("bandwidth", kernels.ITEMS_BY_BANDWIDTH, ids=lambda k: f"{k}GBps_per_SM")
 @pytest.mark.parametrize("source_file", SOURCES)
-def test_no_local_memory_and_registers_within_limits(nvrtc_builds, source_file):
+def test_no_local_memory_and_registers_within_limits(nvrtc_builds, source_file, bandwidth):
     """ptxas's report for every specialisation the plans can ask for (sm_90): no stack frame, no
     spills (local memory costs a load and store per access: an array of lanes reinterpreted
     from a uint4 once cost copies up to 18 points of a device-to-device copy's rate), and no
-    more registers than REGISTER_LIMITS pins for the family."""
-    _, error, resources = nvrtc_builds[source_file, "sm_90"]
+    more registers than REGISTER_LIMITS pins for the family; at the launch shape of every
+    memory system measured."""
+    _, error, resources = nvrtc_builds[source_file, "sm_90", bandwidth]
     assert error is None, error
     names = kernels.all_kernel_names()[source_file]
     assert sorted(resources) == sorted(names), "ptxas reported on other kernels than the plans can ask for"
@@ -161,7 +181,7 @@ def test_no_local_memory_and_registers_within_limits(nvrtc_builds, source_file):
         if frame or spill_stores or spill_loads:
             problems.append(f"{name}: {frame} bytes stack frame, {spill_stores}/{spill_loads} bytes spilled/reloaded")
         _, family, _, index = kernels.group_key(name)
-        limit = REGISTER_LIMITS[family, index]
+        limit = REGISTER_LIMITS_BY_BANDWIDTH[bandwidth][family, index]
         if registers > limit:
             problems.append(
                 f"{name}: {registers} registers, over the {limit} pinned for {family}<..., {index}, ...> "
@@ -189,7 +209,7 @@ def test_store_is_a_plain_store_under_nvrtc():
         source = kernels.kernel_source("common.cuh") + f"#define STORE(p, v) {store}\n" + STORE_PROBE
         program = nvrtc.createProgram(source, "store_probe.cu", [], [])
         try:
-            nvrtc.compileProgram(program, [*kernels.OPTIONS, "--gpu-architecture=sm_90"])
+            nvrtc.compileProgram(program, [*kernels.options(), "--gpu-architecture=sm_90"])
             return nvrtc.getPTX(program)
         finally:
             nvrtc.destroyProgram(program)
@@ -268,7 +288,7 @@ def probes(tmp_path_factory):
     source = directory / "probes.cpp"
     source.write_text(kernels.kernel_source("emulation.h") + kernels.kernel_source("common.cuh") + PROBES)
     subprocess.run(
-        [emulate.compiler(), *emulate.CXX_FLAGS, "-o", str(directory / "probes.so"), str(source)],
+        [emulate.compiler(), *emulate.cxx_flags(), "-o", str(directory / "probes.so"), str(source)],
         check=True,
         capture_output=True,
     )

@@ -33,7 +33,7 @@ def nvrtc_layout_problems(source_file):
     program = nvrtc.createProgram(kernels.layout_check(source_file), source_file, [], [])
     try:
         try:
-            nvrtc.compileProgram(program, list(kernels.OPTIONS))
+            nvrtc.compileProgram(program, list(kernels.options()))
         except nvrtc.NVRTCError:
             log = nvrtc.getProgramLog(program)
             log = log.decode() if isinstance(log, bytes) else log

@@ -32,10 +32,15 @@ import time
 
 from . import kernels
 
+
 # -O0: the emulation checks what the kernels do, not how fast they run on the host, and -O0
 # builds six times faster than -O2 (0.5 s against 3.1 s for 40 specialisations) with the tests'
 # emulated runs no slower; no optimisation also means no undefined behaviour exploited away.
-CXX_FLAGS = ("-O0", "-shared", "-fPIC", "-std=c++17", "-fno-strict-aliasing", *kernels.DEFINES)
+def cxx_flags() -> tuple[str, ...]:
+    """The C++ compiler's flags, with the launch shape this process's grids are sized for."""
+    return ("-O0", "-shared", "-fPIC", "-std=c++17", "-fno-strict-aliasing", *kernels.defines())
+
+
 _LOCK = threading.Lock()  # the emulation header keeps its thread indices in globals
 _log = logging.getLogger(__name__)
 
@@ -103,7 +108,14 @@ def layout_problems(source_file: str) -> list[str]:
         that the C++ struct lacks), with the compiler's first errors.
     """
     text = kernels.kernel_source("emulation.h") + kernels.layout_check(source_file)
-    command = [compiler(), *(f for f in CXX_FLAGS if f not in ("-shared", "-fPIC")), "-fsyntax-only", "-x", "c++", "-"]
+    command = [
+        compiler(),
+        *(f for f in cxx_flags() if f not in ("-shared", "-fPIC")),
+        "-fsyntax-only",
+        "-x",
+        "c++",
+        "-",
+    ]
     try:
         result = subprocess.run(command, input=text, capture_output=True, text=True)
     except FileNotFoundError:
@@ -155,7 +167,7 @@ def cache_entry(source_file: str, names: tuple[str, ...], directory=None):
     """``(path, text, command)``: where the library of ``names`` lives in ``directory`` (by
     default ``cache_dir()``), the translation unit it is built from, and the compiler command."""
     text = translation_unit(source_file, names)
-    command = [compiler(), *CXX_FLAGS]
+    command = [compiler(), *cxx_flags()]
     key = hashlib.sha256(repr((command, text)).encode()).hexdigest()[:32]
     return pathlib.Path(cache_dir() if directory is None else directory) / f"{key}.so", text, command
 

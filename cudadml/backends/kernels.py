@@ -42,29 +42,51 @@ try:  # the compiled launcher, where the install found a C compiler (setup.py); 
 except ImportError:
     _native = None
 
-# The launch shape, measured on the H100 over every benchmark case (benchmarks/README.md):
-# small blocks put more independent blocks on each SM than 256 x 4 (int8 window 87% -> 93% of
-# a copy, f16 92% -> 97%, 8-D window 50% -> 58%).
+# The launch shape. Small blocks put more independent blocks on each SM than 256 x 4 (H100,
+# int8 window 87% -> 93% of a copy, f16 92% -> 97%, 8-D window 50% -> 58%; H200 likewise:
+# tune_launch.py, 128 threads at least as fast as 256 on every case).
 BLOCK = 128  # threads per block
-#: Work items per thread, by kernel family. One where an item's loads wait on a long index
+#: Work items per thread, by kernel family, for each memory system measured (tune_launch.py over
+#: bench.py's large cases), keyed by its memory bandwidth per SM in GB/s: a device takes the
+#: table measured nearest its own (``items_per_thread()``). What moves more bytes per SM needs
+#: more loads in flight where an item is one element.
+#: H100 SXM (3.35 TB/s over 132 SMs): one item where an item's loads wait on a long index
 #: computation (a 16-byte chunk found through every dimension): the most threads, each with
-#: its loads in flight soonest (H100, against two items: int8 window 92% -> 96% of a copy,
-#: 4096 regions 109% -> 113%, the sums of 64 crops' gradient 12% -> 23%). Two where an item is
-#: one element (stride-2 gather 56% -> 68% against one item) or one window's gradient sample
+#: its loads in flight soonest (against two items: int8 window 92% -> 96% of a copy, 4096
+#: regions 109% -> 113%, the sums of 64 crops' gradient 12% -> 23%). Two where an item is one
+#: element (stride-2 gather 56% -> 68% against one item) or one window's gradient sample
 #: (78% -> 87%), and for batches of copy jobs ("copy_batch": SPLIT, JOIN), whose blocks each
 #: first search for their job (64 parts along axis 0: 97% -> 98%).
-ITEMS = {
-    "gather_elements": 2,
-    "gather_rows": 1,
-    "gather_flat": 1,
-    "gather_lanes": 2,
-    "copy_batch": 2,
-    "slice_grad": 1,
-    "gather_windows": 1,
-    "window_grad": 1,
-    "window_grad_per_sample": 2,
+#: H200 (4.8 TB/s over 132 SMs), against the H100's table: four items of one element (reverse
+#: innermost 79% -> 92%), four of a window's gradient sample (77% -> 81%); the other families as
+#: the H100's, one or two items best there too (two of the slice gradient, step -2 80% -> 84%,
+#: spill the 64-bit index kernels of 1-byte elements: not taken).
+ITEMS_BY_BANDWIDTH = {
+    25: {
+        "gather_elements": 2,
+        "gather_rows": 1,
+        "gather_flat": 1,
+        "gather_lanes": 2,
+        "copy_batch": 2,
+        "slice_grad": 1,
+        "gather_windows": 1,
+        "window_grad": 1,
+        "window_grad_per_sample": 2,
+    },
+    36: {
+        "gather_elements": 4,
+        "gather_rows": 1,
+        "gather_flat": 1,
+        "gather_lanes": 2,
+        "copy_batch": 2,
+        "slice_grad": 1,
+        "gather_windows": 1,
+        "window_grad": 1,
+        "window_grad_per_sample": 4,
+    },
 }
-_MOST_ITEMS = max(ITEMS.values())  # bounds the work indices of every launch
+_DEFAULT_BANDWIDTH = 25  # no CUDA device (the host emulation), or none that answers
+_MOST_ITEMS = max(n for table in ITEMS_BY_BANDWIDTH.values() for n in table.values())  # bounds every work index
 CHUNK = 16  # gather_rows moves 16-byte chunks
 #: The most blocks a grid takes (gridDim.x, and the kernels' int block indices): 2^31 - 1
 #: blocks of BLOCK threads move terabytes, more than a device holds.
@@ -140,20 +162,59 @@ _SOURCES = {
 MOVE_KINDS, SUM_KINDS = (1, 2, 4, 8), (11, 12, 14, 18, 22, 24, 28)
 #: window_grad's elements per work item along a contiguous innermost axis, at most.
 GRAD_LANES = 4
-#: The launch shape reaches the kernels from here (common.cuh refuses to compile without it),
-#: so the grid sizes and the kernels' indexing cannot disagree.
-DEFINES = (f"-DCUDADML_BLOCK={BLOCK}", *(f"-DCUDADML_ITEMS_{family.upper()}={n}" for family, n in ITEMS.items()))
-OPTIONS = ("--std=c++17", *DEFINES)
+_items = None  # the table this process launches with, chosen at the first launch shape asked for
+
+
+def items_per_thread() -> dict:
+    """Work items per thread by kernel family: the table measured nearest the current CUDA
+    device's memory bandwidth per SM, chosen once per process (so every grid and every kernel
+    build, the host emulation's too, agree)."""
+    global _items
+    if _items is None:
+        per_sm = _bandwidth_per_sm()
+        _items = ITEMS_BY_BANDWIDTH[min(ITEMS_BY_BANDWIDTH, key=lambda k: abs(math.log(k / per_sm)))]
+    return _items
+
+
+def _bandwidth_per_sm() -> float:
+    """GB/s of memory bandwidth per SM of the current CUDA device (double data rate over the
+    bus), or the default where CuPy sees none."""
+    try:
+        from cupy_backends.cuda.api import runtime
+
+        device = runtime.getDevice()
+        attribute = functools.partial(runtime.deviceGetAttribute, device=device)
+        clock_khz = attribute(runtime.cudaDevAttrMemoryClockRate)
+        bus_bits = attribute(runtime.cudaDevAttrGlobalMemoryBusWidth)
+        sms = attribute(runtime.cudaDevAttrMultiProcessorCount)
+    except Exception:  # no CuPy, no driver, no device
+        return _DEFAULT_BANDWIDTH
+    if not (clock_khz > 0 and bus_bits > 0 and sms > 0):
+        return _DEFAULT_BANDWIDTH
+    return 2 * clock_khz * 1e3 * bus_bits / 8 / sms / 1e9
 
 
 def use_launch_shape(block: int, items: dict) -> None:
     """Launch with ``block`` threads per block and ``items`` (family: work items per thread)
     from now on; for a process that has compiled and prepared nothing yet (tune_launch.py)."""
-    global BLOCK, ITEMS, _MOST_ITEMS, DEFINES, OPTIONS
-    BLOCK, ITEMS = block, {**ITEMS, **items}
-    _MOST_ITEMS = max(ITEMS.values())
-    DEFINES = (f"-DCUDADML_BLOCK={BLOCK}", *(f"-DCUDADML_ITEMS_{family.upper()}={n}" for family, n in ITEMS.items()))
-    OPTIONS = ("--std=c++17", *DEFINES)
+    global BLOCK, _items, _MOST_ITEMS
+    BLOCK, _items = block, dict(items)
+    _MOST_ITEMS = max(_MOST_ITEMS, *items.values())
+
+
+def defines(table=None) -> tuple[str, ...]:
+    """The launch shape as -D options (``items_per_thread()``, or another ``table`` of items by
+    family): it reaches the kernels from here (common.cuh refuses to compile without it), so the
+    grid sizes and the kernels' indexing cannot disagree."""
+    table = items_per_thread() if table is None else table
+    return (f"-DCUDADML_BLOCK={BLOCK}", *(f"-DCUDADML_ITEMS_{family.upper()}={n}" for family, n in table.items()))
+
+
+def options(table=None) -> tuple[str, ...]:
+    """NVRTC's options for a kernel build (``table`` as ``defines`` takes it)."""
+    return ("--std=c++17", *defines(table))
+
+
 _GROUP = re.compile(r"(\w+)<(\d+),.*\b(int|long long)\b")  # family, element width, index type
 
 
@@ -209,7 +270,7 @@ def compile_kernels(names) -> dict:
     the current device and keep them for ``load``; ``{name: CuPy RawKernel}``."""
     cupy = _loader()
     started = time.perf_counter()
-    module = cupy.RawModule(code=kernel_source(source_file(names[0])), options=OPTIONS, name_expressions=list(names))
+    module = cupy.RawModule(code=kernel_source(source_file(names[0])), options=options(), name_expressions=list(names))
     try:
         functions = {name: module.get_function(name) for name in names}
     except cupy.cuda.compiler.CompileException as e:
@@ -648,7 +709,7 @@ def _walk_together(jobs) -> bool:
 def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
     capacity = next(c for c in capacities if c >= len(boxes))
     params = np.zeros((), copy_batch_dtype(index_type, rank, capacity))
-    block_start, items = [0], ITEMS[family if capacity == 1 else "copy_batch"]
+    block_start, items = [0], items_per_thread()[family if capacity == 1 else "copy_batch"]
     for k, (j, sizes, src, dst, count) in enumerate(boxes):
         job = params["jobs"][k]
         job["count"], job["row"], job["bytes"] = count, j.sizes[-1], j.count * e
@@ -694,7 +755,7 @@ def _grad_launch(plan: SliceGradPlan) -> Launch:
     fields = params.dtype.fields
     slots = [(fields["src"][1], 0, 0, plan.in_offset * e), (fields["dst"][1], 1, 0, 0)]
     name = kernel_name("slice_grad", e, vector, index_type, rank)
-    return Launch(name, _blocks(count, ITEMS["slice_grad"]), params, slots)
+    return Launch(name, _blocks(count, items_per_thread()["slice_grad"]), params, slots)
 
 
 def _window_launch(plan: WindowPlan) -> Launch:
@@ -709,7 +770,7 @@ def _window_launch(plan: WindowPlan) -> Launch:
     params["dst_window"], params["count"], params["bytes"] = plan.out_window, count, nbytes
     params["src_low"], params["src_high"] = plan.in_low * e, (plan.in_high + 1) * e
     set_dividers(params["sizes"], sizes)
-    blocks = _blocks(count, ITEMS["gather_windows"])
+    blocks = _blocks(count, items_per_thread()["gather_windows"])
     set_dividers(params["blocks"][None], [blocks])
     fields = params.dtype.fields
     slots = [(fields["src"][1], 0, 0, 0), (fields["table"][1], 0, 1, 0), (fields["dst"][1], 1, 0, 0)]
@@ -721,14 +782,17 @@ def _window_launch(plan: WindowPlan) -> Launch:
 #: lanes save table reads per element (4096 regions' gradient on an H100: 30 ms -> 9.6 ms) but
 #: fewer items can leave the GPU short of threads (64 crops' gradient: 114 us -> 158 us).
 SUM_LANES_FROM = 2**19
+#: Sums take lanes only in boxes of at most this many dimensions (``_grad_lanes``).
+MAX_SUM_LANES_RANK = 4
 
 
 def _grad_lanes(kind, per_sample, rank, elements=None) -> int:
     """window_grad's V where the innermost axis is contiguous: elements of up to 16 bytes in
-    all, at most GRAD_LANES. Sums of rank 7 and 8 stay at 1 (the lanes' registers would
-    spill), and so do sums of fewer than SUM_LANES_FROM * V elements (``elements``; None: any)."""
+    all, at most GRAD_LANES. Sums of rank 5 to 8 stay at 1 (the lanes' registers, beside the
+    coordinates and the bin's list, would pass 32 or spill), and so do sums of fewer than
+    SUM_LANES_FROM * V elements (``elements``; None: any)."""
     lanes = min(GRAD_LANES, CHUNK // grad_element_size(kind))
-    if not per_sample and (rank >= MAX_RANK - 1 or (elements is not None and elements < SUM_LANES_FROM * lanes)):
+    if not per_sample and (rank > MAX_SUM_LANES_RANK or (elements is not None and elements < SUM_LANES_FROM * lanes)):
         return 1
     return lanes
 
@@ -747,8 +811,8 @@ def _window_grad_launch(plan: WindowGradPlan) -> Launch:
     fields = params.dtype.fields
     slots = [(fields["src"][1], 0, 0, 0), (fields["table"][1], 0, 1, 0), (fields["dst"][1], 1, 0, 0)]
     name = kernel_name("window_grad", plan.kind, vector, index_type, rank, int(plan.per_sample))
-    items = ITEMS["window_grad_per_sample" if plan.per_sample else "window_grad"]
-    return Launch(name, _blocks(count, items), params, slots)
+    per_thread = items_per_thread()["window_grad_per_sample" if plan.per_sample else "window_grad"]
+    return Launch(name, _blocks(count, per_thread), params, slots)
 
 
 def prepare(plan) -> tuple[Launch, ...]:
