@@ -507,24 +507,11 @@ def _window_job(output, walk, row, out_offset) -> CopyJob:
     return CopyJob(0, output, tuple(sizes), tuple(ins), tuple(outs), in_offset, out_offset + out_shift)
 
 
-#: Entries of the bins' window lists that each row of a gradient table holds (windows.cu's
-#: GradWindow::entries): the lists of all bins together hold at most this many per window.
-BIN_ENTRIES = 4
-#: Fewer windows than this are one bin: every item walks them all, and the host skips sorting.
-MIN_BINNED_WINDOWS = 32
-#: Dimensions split into more than one bin, at most: a window then lies in at most 2 ** 3 bins.
-MAX_BINNED_DIMENSIONS = 3
-#: ``bin_shift`` of a dimension that is one bin (windows.cu clamps it to its index width).
-ONE_BIN = 63
-
-
 @functools.cache  # per call: a new dtype costs more than the table's arithmetic
 def grad_window_dtype(rank):
     """One row of a ``WindowGradPlan``'s table (windows.cu's ``GradWindow<rank>``): the
     window's output gradient's first element, and per dimension ``(start, count, dy_stride,
-    step)`` with the step's ``fast_division`` magic for 64- and 32-bit indices and its shift;
-    and the bins (``grad_window_table``): ``bin_shift`` (row 0's: log2 of a bin's size along
-    each dimension), ``bin_end`` (row ``b``'s: the end of bin ``b``'s list) and ``entries``."""
+    step)`` with the step's ``fast_division`` magic for 64- and 32-bit indices and its shift."""
     dim = np.dtype(
         [
             ("start", np.int64),
@@ -537,19 +524,10 @@ def grad_window_dtype(rank):
         ],
         align=True,
     )
-    return np.dtype(
-        [
-            ("dy_offset", np.int64),
-            ("dims", dim, (rank,)),
-            ("bin_shift", np.uint8, (8,)),
-            ("bin_end", np.int32),
-            ("entries", np.int32, (BIN_ENTRIES,)),
-        ],
-        align=True,
-    )
+    return np.dtype([("dy_offset", np.int64), ("dims", dim, (rank,))], align=True)
 
 
-def grad_window_table(offsets, sizes, strides, counts, dy_offsets, dy_strides, pairs=False, keep=None, box=None):
+def grad_window_table(offsets, sizes, strides, counts, dy_offsets, dy_strides, pairs=False, keep=None):
     """The table of a ``WindowGradPlan`` for ``slice1_batch``'s windows.
 
     Window ``n`` lies at ``offsets[n]`` (``(N, d)``) with ``sizes`` and signed ``strides``
@@ -558,10 +536,8 @@ def grad_window_table(offsets, sizes, strides, counts, dy_offsets, dy_strides, p
     ``dy_strides`` ``(d,)`` or ``(N, d)``). ``pairs``: every element is a pair of reals, one
     more, innermost, dimension of 2. ``keep``: the dimensions of the output gradient that the
     plan keeps (it may drop dimensions of size 1, which every window takes whole), all by
-    default. ``box``: the output gradient's sizes along the table's dimensions, by which the
-    windows are sorted into bins (``_bins``); None: one bin. Returns ``N`` rows of
-    ``grad_window_dtype(R)`` (``R`` dimensions: the kept ones, and the pair), as ``(N, W)``
-    unsigned 8-byte words, the table's tensor.
+    default. Returns ``N`` rows of ``grad_window_dtype(R)`` (``R`` dimensions: the kept ones,
+    and the pair), as ``(N, W)`` unsigned 8-byte words, the table's tensor.
 
     Per window and dimension, the output gradient's element ``c`` was read from input
     coordinate ``start + step * c`` (``step`` signed, never 0), ``0 <= c < count``; a dimension
@@ -603,70 +579,7 @@ def grad_window_table(offsets, sizes, strides, counts, dy_offsets, dy_strides, p
         window["magic64"] = np.array([m[0][0] for m in magic], np.uint64)[at]
         window["magic32"] = np.array([m[1] for m in magic], np.uint32)[at]
         window["shift"] = np.array([m[0][1] for m in magic], np.uint32)[at]
-    table["bin_end"][0] = n  # one bin, unless _bins finds more worth having (entries past n unread)
-    entries = np.arange(n * BIN_ENTRIES, dtype=np.int32)
-    table["bin_shift"][0] = ONE_BIN
-    if box is not None and n >= MIN_BINNED_WINDOWS:
-        bins = _bins(window["start"], step * (counts - 1), box[:rank])
-        if bins is not None:  # (a pair stays one bin)
-            table["bin_shift"][0, :rank], ends, entries = bins
-            table["bin_end"][: len(ends)] = ends
-    table["entries"] = entries.reshape(n, BIN_ENTRIES)
     return table.view(np.uint64).reshape(n, table.dtype.itemsize // 8)
-
-
-def _bins(first, span, box):
-    """The bins of windows that reach coordinates ``first[n]`` (``(N, D)``) to ``first[n] +
-    span`` (``(D,)`` or ``(N, D)``) of ``box`` (``D`` sizes): ``(shifts, ends, entries)``, or
-    None where one bin is best. Bins are boxes of ``2 ** shifts[d]`` coordinates along each dimension, numbered
-    row-major; bin ``b``'s list holds, in window order, every window that reaches into it, at
-    ``entries[ends[b - 1]:ends[b]]`` (``ends[-1]`` taken as 0). A work item (the kernel's: up to
-    4 elements along the innermost dimension, from a multiple of their number) lies in one bin
-    and walks its list: the windows that read none of the bin are never asked.
-
-    A bin spans at least the longest reach along each dimension, so a window lies in at most
-    two bins along it; bins are made larger, along the dimension split most, until there are no
-    more bins than windows (``bin_end`` has a row per window) and their lists fit the entries
-    (``BIN_ENTRIES`` per window). Dimensions that a bin would cover whole are one bin, and at
-    most ``MAX_BINNED_DIMENSIONS`` are split (a window then lies in at most 8 bins)."""
-    n, rank = first.shape
-    size = np.array(box, np.int64)
-    whole = np.array([int(v - 1).bit_length() for v in box])  # a shift of one bin
-    shifts = np.array([int(v).bit_length() for v in span.reshape(-1, rank).max(axis=0)])  # 2**shift > span
-    shifts[-1] = max(shifts[-1], 2)  # a work item's lanes share a bin
-    while True:
-        shifts = np.minimum(shifts, whole)
-        nbins = ((size - 1) >> shifts) + 1
-        split = np.flatnonzero(nbins > 1)
-        if len(split) > MAX_BINNED_DIMENSIONS:  # the least split dimensions become one bin
-            shifts[split[np.argsort(nbins[split], kind="stable")[: len(split) - MAX_BINNED_DIMENSIONS]]] = ONE_BIN
-            continue
-        if not len(split):
-            return None
-        low = [first[:, d] >> shifts[d] for d in split]
-        two = [(first[:, d] + span[..., d]) >> shifts[d] > b for d, b in zip(split, low)]  # a second bin
-        members = functools.reduce(np.multiply, (1 + t for t in two))
-        if int(nbins.prod()) <= n and int(members.sum()) <= BIN_ENTRIES * n:
-            break
-        shifts[np.argmax(nbins)] += 1
-    nbin = int(nbins.prod())
-    strides = [int(nbins[d + 1 :].prod()) for d in split]
-    base = functools.reduce(np.add, (b * st for b, st in zip(low, strides)))
-    # Each window's bins (distinct), window after window, then stably sorted by bin: each
-    # bin's list stays in window order. Absent bins are nbin, sorted last.
-    keys = np.empty((n, 1 << len(split)), np.uint16 if nbin < 2**16 else np.int64)
-    for c in range(keys.shape[1]):
-        key, present = base, True
-        for k, (t, st) in enumerate(zip(two, strides)):
-            if c >> k & 1:
-                key, present = key + st, present & t
-        keys[:, c] = np.where(present, key, nbin)
-    keys = keys.reshape(-1)
-    order = np.argsort(keys, kind="stable")
-    ends = np.cumsum(np.bincount(keys.astype(np.intp), minlength=nbin + 1)[:nbin])
-    entries = np.zeros(BIN_ENTRIES * n, np.int32)
-    entries[: ends[-1]] = order[: ends[-1]] >> len(split)  # (key n * 2 ** len(split) + c)
-    return shifts, ends, entries
 
 
 def fast_division(d: int, bits: int = 32) -> tuple[int, int]:

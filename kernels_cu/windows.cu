@@ -13,8 +13,7 @@
 //                                 elements whose window read x: no zero-fill pass, no atomics,
 //                                 the same bits on every run. S = 1 (per sample): dimension 0
 //                                 of the box is the window index and only that window is
-//                                 asked; S = 0: the windows of the element's bin are asked
-//                                 (GradWindow).
+//                                 asked; S = 0: every window is asked.
 // E: element bytes (1, 2, 4, 8); I: int, or long long when a window's or the box's byte span
 // passes 2^31; R: rank of the box (1..8); K: how gradients add (GradKind below); V: 1, or
 // min(4, 16 / sizeof(output element)) where the input gradient's innermost stride is 1 (a work
@@ -203,20 +202,10 @@ struct GradDim {
     u64 magic64;
     unsigned magic32, shift;
 };
-// A window's row of the table (plan.grad_window_dtype). The rows also hold the bins
-// (plan.grad_window_table): the box is cut into boxes of 2^bin_shift[d] coordinates along each
-// dimension d (row 0's shifts; 63: one bin), numbered row-major, and bin b's list, in window
-// order, names every window that reaches into it: entries [bin_end of row b - 1 (0 for b = 0),
-// bin_end of row b) of the lists, entry j in row j / 4, slot j % 4. A work item lies in one bin
-// (its lanes too: a bin spans 4 or more elements, a multiple of theirs, along the innermost
-// dimension), so it asks only the windows of that list.
 template <int D>
 struct GradWindow {
     long long dy_offset;
     GradDim dims[D];
-    unsigned char bin_shift[8];
-    int bin_end;
-    int entries[4];
 };
 
 // The step of dimension dim as a Divider of I.
@@ -234,7 +223,7 @@ __device__ __forceinline__ Divider<long long> step_of<long long>(const GradDim& 
 template <typename I, int R>
 struct WindowGradParams {
     u64 src, dst;          // output gradient element 0; input gradient element 0
-    u64 table;             // N GradWindow rows of R - S dimensions, with the bins
+    u64 table;             // N GradWindow rows of R - S dimensions
     I count;               // work items
     I inner;               // input gradient elements along the innermost axis
     Divider<I> sizes[R];   // the box of work items (the innermost counts groups of V elements)
@@ -248,16 +237,6 @@ __device__ __forceinline__ u64 bits_of(double v) { return (u64)__double_as_longl
 template <typename T>
 __device__ __forceinline__ T bits_of(T v) { return v; }
 
-// Whether a window reads coordinate x along dimension dim, as its element c: x = start + step * c.
-template <typename I>
-__device__ __forceinline__ bool reads(const GradDim& dim, I x, I& c) {
-    const I t = x - (I)__ldg(&dim.start);
-    I r = 0;
-    c = t;
-    if (t > 0 && __ldg(&dim.step) != 1) c = step_of<I>(dim).divmod(t, r);
-    return t >= 0 && r == 0 && c < (I)__ldg(&dim.count);
-}
-
 template <int K, int V, typename I, int R, int S>
 __global__ void __launch_bounds__(CUDADML_BLOCK)
 window_grad(const __grid_constant__ WindowGradParams<I, R> p) {
@@ -266,15 +245,12 @@ window_grad(const __grid_constant__ WindowGradParams<I, R> p) {
     typedef typename Kind::Sum Sum;
     typedef typename Kind::Out Out;
     constexpr int D = R - S;  // dimensions of a window; the box's innermost is a window's innermost
-    // Windows asked together: their loads are in flight at once, and their terms are added in
-    // window order after. One with lanes (two would pass 32 registers), and per sample.
-    constexpr int U = S || V > 1 ? 1 : 2;
     const In* src = reinterpret_cast<const In*>(p.src);
     Out* dst = reinterpret_cast<Out*>(p.dst);
     const GradWindow<D>* table = reinterpret_cast<const GradWindow<D>*>(p.table);
     constexpr int ITEMS = S ? CUDADML_ITEMS_WINDOW_GRAD_PER_SAMPLE : CUDADML_ITEMS_WINDOW_GRAD;
     const I base = (I)blockIdx.x * (CUDADML_BLOCK * ITEMS) + (I)threadIdx.x;
-    // Items one after another: each walks its windows, and two at once would spill registers.
+    // Items one after another: each walks the windows, and two at once would spill registers.
 #pragma unroll 1
     for (int k = 0; k < ITEMS; ++k) {
         const I idx = base + (I)k * CUDADML_BLOCK;
@@ -282,87 +258,48 @@ window_grad(const __grid_constant__ WindowGradParams<I, R> p) {
         // A work item is V consecutive elements along the innermost axis (V > 1 only where
         // the input gradient's innermost stride is 1: they leave in one store).
         I x[R];  // indexed only by constants after unrolling: registers
-        for_each_coordinate<R>(p.sizes, idx, [&](int d, I c) { x[d] = d == R - 1 ? c * V : c; });
-        // The item's output element: found after the walk where a bin's list is walked (one
-        // register fewer while it is), before it per sample (fewer while the item's window is).
-        const auto output = [&]() __attribute__((always_inline)) {
-            I o = 0;
-#pragma unroll
-            for (int d = 0; d < R; ++d) o += x[d] * p.dst_strides[d];
-            return dst + o;
-        };
-        Out* const early = S ? output() : dst;
-        // The windows to ask, entries [begin, end) of the item's bin (per sample: window x[0]).
-        int begin, end;
-        if (S) {
-            begin = (int)x[0];
-            end = begin + 1;
-        } else {
-            const u64 shifts = __ldg(reinterpret_cast<const u64*>(table[0].bin_shift));
-            I bin = 0;
-#pragma unroll
-            for (int d = 0; d < D; ++d) {
-                const unsigned at = (unsigned)(shifts >> 8 * d) & 0xffu;
-                const unsigned shift = at < 8 * sizeof(I) ? at : 8 * sizeof(I) - 1;  // (one bin: x >> shift is 0)
-                const I size = d == D - 1 ? p.inner : p.sizes[d].d;
-                bin = bin * (((size - 1) >> shift) + 1) + (x[d] >> shift);
-            }
-            begin = bin > 0 ? __ldg(&table[bin - 1].bin_end) : 0;
-            end = __ldg(&table[bin].bin_end);
-        }
+        I o = 0;
+        for_each_coordinate<R>(p.sizes, idx, [&](int d, I c) {
+            x[d] = d == R - 1 ? c * V : c;
+            o += x[d] * p.dst_strides[d];
+        });
         Sum sum[V];
         unsigned read = 0;  // bit v: element v has a term
 #pragma unroll
         for (int v = 0; v < V; ++v) sum[v] = 0;
-        const auto add = [&](int v, In term) __attribute__((always_inline)) {
-            const Sum value = Kind::load(term);
-            // The first term is taken as it is, so one window's gradient keeps its bits.
-            sum[v] = read >> v & 1 ? Kind::add(sum[v], value) : value;
-            read |= 1u << v;
-        };
+        const int first = S ? (int)x[0] : 0, last = S ? first + 1 : p.windows;
 #pragma unroll 1
-        for (int j = begin; j < end; j += U) {
-            In term[U][V];
-            unsigned hit[U];  // bit v: window j + u reads element v
+        for (int n = first; n < last; ++n) {
+            const GradWindow<D>& w = table[n];
+            long long s = __ldg(&w.dy_offset);
+            bool inside = true;
 #pragma unroll
-            for (int u = 0; u < U; ++u) {
-                hit[u] = 0;
-                if (j + u >= end) continue;
-                const int n = S ? j : __ldg(&table[(j + u) >> 2].entries[(j + u) & 3]);
-                const GradWindow<D>& w = table[n];
-                long long s = __ldg(&w.dy_offset);
-                bool inside = true;
-#pragma unroll
-                for (int d = 0; d < D - 1; ++d) {  // the outer dimensions: one test for the item
-                    I c;
-                    inside = inside && reads<I>(w.dims[d], x[d + S], c);
-                    s += (long long)c * __ldg(&w.dims[d].dy_stride);
-                }
-                if (!inside) continue;
-                const GradDim& dim = w.dims[D - 1];  // the innermost: a test per element
-                const long long dy_stride = __ldg(&dim.dy_stride);
-#pragma unroll
-                for (int v = 0; v < V; ++v) {
-                    I c;
-                    if (reads<I>(dim, x[R - 1] + v, c)) {
-                        term[u][v] = __ldg(src + s + (long long)c * dy_stride);
-                        if (U == 1) {
-                            add(v, term[u][v]);
-                        } else {
-                            hit[u] |= 1u << v;
-                        }
-                    }
-                }
+            for (int d = 0; d < D - 1; ++d) {  // the outer dimensions: one test for the item
+                const GradDim& dim = w.dims[d];
+                const I t = x[d + S] - (I)__ldg(&dim.start);
+                I c = t, r = 0;
+                if (t > 0 && __ldg(&dim.step) != 1) c = step_of<I>(dim).divmod(t, r);
+                inside = inside && t >= 0 && r == 0 && c < (I)__ldg(&dim.count);
+                s += (long long)c * __ldg(&dim.dy_stride);
             }
+            if (!inside) continue;
+            const GradDim& dim = w.dims[D - 1];  // the innermost: a test per element
+            const I start = (I)__ldg(&dim.start), count = (I)__ldg(&dim.count);
+            const long long step = __ldg(&dim.step), dy_stride = __ldg(&dim.dy_stride);
 #pragma unroll
-            for (int u = 0; u < U; ++u) {
-#pragma unroll
-                for (int v = 0; v < V; ++v) {
-                    if (hit[u] >> v & 1) add(v, term[u][v]);
+            for (int v = 0; v < V; ++v) {
+                const I t = x[R - 1] + v - start;
+                I c = t, r = 0;
+                if (t > 0 && step != 1) c = step_of<I>(dim).divmod(t, r);
+                if (t >= 0 && r == 0 && c < count) {
+                    const Sum value = Kind::load(__ldg(src + s + (long long)c * dy_stride));
+                    // The first term is taken as it is, so one window's gradient keeps its bits.
+                    sum[v] = read >> v & 1 ? Kind::add(sum[v], value) : value;
+                    read |= 1u << v;
                 }
             }
         }
-        Out* const out = S ? early : output();
+        Out* out = dst + o;
         unsigned words[4] = {0, 0, 0, 0};
 #pragma unroll
         for (int v = 0; v < V; ++v) put_lane(words, v * (int)sizeof(Out), bits_of((Out)sum[v]));

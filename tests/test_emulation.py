@@ -151,6 +151,7 @@ REGISTER_LIMITS_BY_BANDWIDTH = {
     36: {
         **REGISTER_LIMITS,
         ("gather_elements", "int"): 40,  # 4 items: today 34: 12 blocks, 75%
+        ("window_grad", "long long"): 64,  # 4 items per sample: today 64: 8 blocks, 50%
     },
 }
 

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import cudadml as cd
-from cudadml import plan
 from cudadml.backends import kernels
 from cudadml.errors import BindingError, DescriptorError
 from cudadml.ops import Slice1Batch
@@ -193,102 +192,6 @@ def test_gradient_of_overlapping_windows_sums_them_in_window_order(xp, rng, dtyp
         )
         assert to_host(wide[..., ::2]).tobytes() == want.tobytes()
         assert not to_host(wide[..., 1::2]).any()
-
-
-def crowded_windows(rng, bounds, n):
-    """``n`` windows of their own sizes and steps (some reversed) in the first two thirds of
-    ``bounds``, a fifth of them starting and ending on multiples of 8 (the edges of bins), so
-    the bins past them ask no window."""
-    d = len(bounds)
-    reach = [max(1, 2 * b // 3) for b in bounds]
-    sizes = np.array([[rng.integers(1, min(r, 12) + 1) for r in reach] for _ in range(n)])
-    offsets = np.array([[rng.integers(0, r - s + 1) for r, s in zip(reach, row)] for row in sizes])
-    edges = rng.random(n) < 0.2
-    offsets[edges] = offsets[edges] // 8 * 8
-    sizes[edges] = np.minimum(-(-sizes[edges] // 8) * 8, np.array(reach) - offsets[edges])
-    strides = rng.choice([1, 1, 1, -1, 2, -3], (n, d))
-    return offsets, sizes, strides
-
-
-def order_sensitive(shape, dtype, rng):
-    """Values of magnitudes far apart, whose sums depend on the order they are added in."""
-    values = rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, shape)
-    return values.astype(dtype)
-
-
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.complex64])
-@pytest.mark.parametrize("lanes", [False, True])
-def test_gradient_of_hundreds_of_windows_asks_each_element_only_its_bin(xp, rng, dtype, lanes, monkeypatch):
-    """Each work item walks the windows of its bin (plan.grad_window_table): the sums keep
-    window order and their bits, with lanes (forced on here, kernels.SUM_LANES_FROM) or not."""
-    monkeypatch.setattr(kernels, "SUM_LANES_FROM", 0 if lanes else kernels.SUM_LANES_FROM)
-    ops_windows._window_grad_op.cache_clear()
-    ops_windows._window_grad_parts_op.cache_clear()
-    try:
-        for shape, n in (((3, 40, 52), 300), ((61, 70), 400), ((257,), 64)):
-            offsets, sizes, strides = crowded_windows(rng, shape, n)
-            counts = 1 + (sizes - 1) // np.abs(strides)
-            dys = [order_sensitive(tuple(c), dtype, rng) for c in counts]
-            if dtype == np.complex64:
-                dys = [(d + 1j * order_sensitive(d.shape, np.float32, rng)).astype(dtype) for d in dys]
-            first = plan.grad_window_table(offsets, sizes, strides, counts, np.zeros(n), counts, box=shape)
-            assert first.view(plan.grad_window_dtype(len(shape)))["bin_end"][1] > 0  # more than one bin
-            options = {"directml_types": dtype != np.complex64}
-            out, buffer = poisoned(xp, shape, dtype)
-            got = cd.slice1_batch_grad(
-                [xp.asarray(d) for d in dys],
-                shape,
-                window_offsets=offsets,
-                window_sizes=sizes,
-                window_strides=strides,
-                out=out,
-                **options,
-            )
-            want = grad_oracle(dys, shape, offsets, sizes, strides, False, dtype)
-            assert got is out and to_host(got).tobytes() == want.tobytes()
-            assert_canaries(buffer)
-            assert not want[tuple(slice(2 * b // 3, None) for b in shape)].any()  # bins no window reaches
-    finally:
-        ops_windows._window_grad_op.cache_clear()
-        ops_windows._window_grad_parts_op.cache_clear()
-
-
-def test_gradient_bins_list_every_window_that_reaches_them_in_window_order(rng):
-    """``grad_window_table``'s bins against a search of every window for every bin: no more bins
-    than windows, lists that fit the entries, a work item's lanes inside one bin."""
-    for trial in range(60):
-        d = int(rng.integers(1, 6))
-        box = tuple(int(v) for v in rng.integers(1, 90, d))
-        n = int(rng.integers(plan.MIN_BINNED_WINDOWS, 300))
-        if trial % 3:
-            offsets, sizes, strides = crowded_windows(rng, box, n)
-        else:  # windows that each reach a power of two plus one: two bins along every dimension
-            sizes = np.minimum(np.array(box), 2 ** rng.integers(0, 4, d) + 1)
-            offsets = np.array([[rng.integers(0, b - s + 1) for b, s in zip(box, sizes)] for _ in range(n)])
-            strides = np.ones(d, int)
-        counts = 1 + (np.broadcast_to(sizes, (n, d)) - 1) // np.abs(strides)
-        pairs = bool(rng.random() < 0.2)
-        table = plan.grad_window_table(
-            offsets, sizes, strides, counts, np.zeros(n), counts, pairs, None, box + (2,) * pairs
-        )
-        rows = table.view(plan.grad_window_dtype(d + pairs)).reshape(n)
-        first = rows["dims"]["start"][:, :d]
-        last = first + rows["dims"]["step"][:, :d] * (rows["dims"]["count"][:, :d] - 1)
-        shifts = rows["bin_shift"][0].astype(int)
-        assert (shifts[d:] == plan.ONE_BIN).all()  # the pair, and past the dimensions
-        shifts = shifts[:d]
-        nbins = [(b - 1 >> s) + 1 for b, s in zip(box, shifts)]
-        assert np.prod(nbins) <= n and sum(b > 1 for b in nbins) <= plan.MAX_BINNED_DIMENSIONS
-        assert pairs or nbins[-1] == 1 or shifts[-1] >= 2  # lanes (up to 4) share a bin
-        ends = rows["bin_end"][: np.prod(nbins)]
-        assert ends[-1] <= plan.BIN_ENTRIES * n
-        entries = rows["entries"].reshape(-1)
-        for b, (begin, end) in enumerate(zip([0, *ends[:-1]], ends)):
-            at = np.unravel_index(b, nbins)
-            low = np.array([int(c) << int(s) for c, s in zip(at, shifts)])
-            high = np.array([min((int(c) + 1 << int(s)) - 1, size - 1) for c, s, size in zip(at, shifts, box)])
-            reach = np.flatnonzero(((first <= high) & (last >= low)).all(axis=1))
-            assert entries[begin:end].tolist() == reach.tolist(), (trial, b)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float64, np.complex128])

@@ -57,10 +57,11 @@ BLOCK = 128  # threads per block
 #: element (stride-2 gather 56% -> 68% against one item) or one window's gradient sample
 #: (78% -> 87%), and for batches of copy jobs ("copy_batch": SPLIT, JOIN), whose blocks each
 #: first search for their job (64 parts along axis 0: 97% -> 98%).
-#: H200 (4.8 TB/s over 132 SMs), against the H100's table: four items of one element (reverse
-#: innermost 79% -> 92%), four of a window's gradient sample (77% -> 81%); the other families as
-#: the H100's, one or two items best there too (two of the slice gradient, step -2 80% -> 84%,
-#: spill the 64-bit index kernels of 1-byte elements: not taken).
+#: H200 (4.8 TB/s over 132 SMs), against the H100's table (bench.py --against): four items of
+#: one element (reverse innermost 79% -> 92%), four of a window's gradient sample (256 crops:
+#: 77% -> 81%); the other families as the H100's, one or two items best there too (two of the
+#: slice gradient, step -2 80% -> 84% in tune_launch.py, spill the 64-bit index kernels of
+#: 1-byte elements: not taken).
 ITEMS_BY_BANDWIDTH = {
     25: {
         "gather_elements": 2,
@@ -782,17 +783,14 @@ def _window_launch(plan: WindowPlan) -> Launch:
 #: lanes save table reads per element (4096 regions' gradient on an H100: 30 ms -> 9.6 ms) but
 #: fewer items can leave the GPU short of threads (64 crops' gradient: 114 us -> 158 us).
 SUM_LANES_FROM = 2**19
-#: Sums take lanes only in boxes of at most this many dimensions (``_grad_lanes``).
-MAX_SUM_LANES_RANK = 4
 
 
 def _grad_lanes(kind, per_sample, rank, elements=None) -> int:
     """window_grad's V where the innermost axis is contiguous: elements of up to 16 bytes in
-    all, at most GRAD_LANES. Sums of rank 5 to 8 stay at 1 (the lanes' registers, beside the
-    coordinates and the bin's list, would pass 32 or spill), and so do sums of fewer than
-    SUM_LANES_FROM * V elements (``elements``; None: any)."""
+    all, at most GRAD_LANES. Sums of rank 7 and 8 stay at 1 (the lanes' registers would
+    spill), and so do sums of fewer than SUM_LANES_FROM * V elements (``elements``; None: any)."""
     lanes = min(GRAD_LANES, CHUNK // grad_element_size(kind))
-    if not per_sample and (rank > MAX_SUM_LANES_RANK or (elements is not None and elements < SUM_LANES_FROM * lanes)):
+    if not per_sample and (rank >= MAX_RANK - 1 or (elements is not None and elements < SUM_LANES_FROM * lanes)):
         return 1
     return lanes
 

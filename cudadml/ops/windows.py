@@ -1034,11 +1034,6 @@ def _run_window_grad(kit, operation, inputs, outs, stream):
             offsets[:, 0] += np.arange(len(offsets), dtype=np.int64) * shape[1]
             per_sample, keep, window_keep = False, None, None  # disjoint windows: words added to 0 are moved
             t = TensorDataType.unsigned_of_width(target.itemsize)
-    # The box the kernel walks, by which the table sorts the windows into bins (per sample, each
-    # item asks its own window: no bins).
-    box = None
-    if not per_sample:
-        box = target_view[0] if keep is None else tuple(target_view[0][k] for k in keep)
     table = _plan.grad_window_table(
         offsets,
         operation.sizes,
@@ -1048,7 +1043,6 @@ def _run_window_grad(kit, operation, inputs, outs, stream):
         dy_strides,
         real is not None,
         window_keep,
-        box,
     )
     out_type = TensorDataType.FLOAT32 if summed else t
     key = (t, out_type, operation.feature_level, per_sample, dy_views, target_view, keep, len(table), device)
