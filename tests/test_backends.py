@@ -293,6 +293,22 @@ def test_grids_give_each_thread_the_items_its_kernel_takes(desc, family, items):
     assert launch.grid == sum(-(-int(j["count"]) // per_block) for j in jobs)
 
 
+@pytest.mark.parametrize(
+    "per_sm, measured",
+    [(25.4, 25), (36.4, 36), (14.4, 25), (28.0, 25), (32.0, 36), (60.0, 36)],
+    ids=["H100", "H200", "A100", "28", "32", "60"],
+)
+def test_a_device_takes_the_launch_shape_measured_nearest_its_memory_bandwidth(monkeypatch, per_sm, measured):
+    """The items per thread come from the table measured nearest the device's memory bandwidth
+    per SM, and reach the kernels' -D options from there (the grids read the same table)."""
+    monkeypatch.setattr(kernels, "_items", None)
+    monkeypatch.setattr(kernels, "_bandwidth_per_sm", lambda: per_sm)
+    table = kernels.ITEMS_BY_BANDWIDTH[measured]
+    assert kernels.items_per_thread() is table
+    assert kernels.defines() == kernels.defines(table)
+    assert f"-DCUDADML_ITEMS_GATHER_ELEMENTS={table['gather_elements']}" in kernels.options()
+
+
 def test_indices_stay_32_bit_only_while_a_whole_grid_of_them_fits():
     """A launch forms work indices up to a whole block past the count; they must not wrap."""
     most = max(n for table in kernels.ITEMS_BY_BANDWIDTH.values() for n in table.values())

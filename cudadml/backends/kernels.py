@@ -62,29 +62,20 @@ BLOCK = 128  # threads per block
 #: 77% -> 81%); the other families as the H100's, one or two items best there too (two of the
 #: slice gradient, step -2 80% -> 84% in tune_launch.py, spill the 64-bit index kernels of
 #: 1-byte elements: not taken).
+_H100_ITEMS = {
+    "gather_elements": 2,
+    "gather_rows": 1,
+    "gather_flat": 1,
+    "gather_lanes": 2,
+    "copy_batch": 2,
+    "slice_grad": 1,
+    "gather_windows": 1,
+    "window_grad": 1,
+    "window_grad_per_sample": 2,
+}
 ITEMS_BY_BANDWIDTH = {
-    25: {
-        "gather_elements": 2,
-        "gather_rows": 1,
-        "gather_flat": 1,
-        "gather_lanes": 2,
-        "copy_batch": 2,
-        "slice_grad": 1,
-        "gather_windows": 1,
-        "window_grad": 1,
-        "window_grad_per_sample": 2,
-    },
-    36: {
-        "gather_elements": 4,
-        "gather_rows": 1,
-        "gather_flat": 1,
-        "gather_lanes": 2,
-        "copy_batch": 2,
-        "slice_grad": 1,
-        "gather_windows": 1,
-        "window_grad": 1,
-        "window_grad_per_sample": 4,
-    },
+    25: _H100_ITEMS,
+    36: {**_H100_ITEMS, "gather_elements": 4, "window_grad_per_sample": 4},
 }
 _DEFAULT_BANDWIDTH = 25  # no CUDA device (the host emulation), or none that answers
 _MOST_ITEMS = max(n for table in ITEMS_BY_BANDWIDTH.values() for n in table.values())  # bounds every work index
