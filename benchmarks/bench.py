@@ -1,4 +1,4 @@
-"""Time cudadml against CuPy and PyTorch on BASELINES.md's cases, all in one run.
+"""Time cudadml against CuPy and PyTorch on the cases of ``CASES``, all in one run.
 
     python benchmarks/bench.py [--reps 20] [--only SUBSTRING] [--json PATH] [--against REV]
 

@@ -12,8 +12,8 @@ Two layers share one set of rules:
 kernels a workload will need ahead of its first call; compiles are logged at INFO level on
 ``logging.getLogger("cudadml")``.
 
-The modules, in layers; a module imports only from its own layer or those above it in this
-list, never in a circle (``tests/test_layers.py`` checks it):
+The modules, in layers from the bottom up; a module imports only from its own layer or those
+below it (earlier in this list), never in a circle (``tests/test_layers.py`` checks it):
 
 * core: ``enums`` and ``errors`` (the vocabulary), ``tensor`` (``BufferTensorDesc`` and its
   rules), ``plan`` (the lowered form and its shape algebra, and the windows' tables that the
@@ -24,8 +24,8 @@ list, never in a circle (``tests/test_layers.py`` checks it):
   ``slice1``, ``slice_grad``, ``split``, ``join``, ``strided_slice`` and its gradient,
   ``windows`` (cudadml's own batch of windows and its gradient); each holds its descriptor,
   normalised call and rules, and registers them), ``examples`` (DirectML's worked examples),
-  ``hooks`` (what the core calls that the layers below provide: ``compile()``'s class, the
-  pictures);
+  ``hooks`` (what the layers above provide for those below to call: ``compile()``'s class,
+  the pictures, the caller's arrays of a compiled graph);
 * execution: ``bindings`` (the binding rules), ``backends`` (CUDA kernels, NumPy reference,
   host emulation; each places a windows' table where it reads it), ``compiled``
   (``CompiledOperator``: the one route to a backend; ``BoundOperator``, ``compile_batch``),

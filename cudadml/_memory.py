@@ -11,16 +11,6 @@ import threading
 import numpy as np
 
 
-def cupy_module():
-    """CuPy if it is already imported (we never import it just to look at an argument)."""
-    return sys.modules.get("cupy")
-
-
-def is_cupy_array(a) -> bool:
-    cp = cupy_module()
-    return cp is not None and isinstance(a, cp.ndarray)
-
-
 def address_of(a) -> int:
     """Byte address of element 0 of a NumPy or CuPy array."""
     if isinstance(a, np.ndarray):
@@ -50,10 +40,6 @@ def byte_extent(a) -> tuple[int, int]:
         else:
             high += (n - 1) * s
     return low, high + a.itemsize
-
-
-def ranges_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
 
 
 # ---- what the caches hold -------------------------------------------------------------------

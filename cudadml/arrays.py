@@ -112,15 +112,15 @@ def _bindings_said(operation, error, inputs, given=None):
     return messages.in_callers_words(operation, error, shapes, binding_inputs=given)
 
 
-def run_call(kind, inputs, outs, describe, stream, chunks, given=None):
+def run_call(kind, inputs, outs, normalise, stream, chunks, given=None):
     """What every array function does once its arguments are read: the arrays' adapter takes
-    them, ``describe(inputs)`` normalises the call into ``kind``'s operation (with the arrays
+    them, ``normalise(inputs)`` normalises the call into ``kind``'s operation (with the arrays
     as the adapter holds them), and the adapter runs it; a broken binding rule is said in the
     caller's words. Returns the results, a list."""
     adapter = adapter_for(inputs, outs)
     arrays = inputs
     inputs, outs = adapter.arrays(kind, inputs, outs)
-    operation = describe(inputs)
+    operation = normalise(inputs)
     try:
         try:
             return adapter.run(operation, inputs, outs, stream, chunks)
@@ -257,10 +257,10 @@ def slice(
              [13., 16.]]]], dtype=float32)
     """
 
-    def describe(inputs):
+    def normalise(inputs):
         return Slice.of(inputs[0].shape, positional, offsets, sizes, strides, feature_level, directml_types)
 
-    return run_call(Slice, [x], None if out is None else [out], describe, stream, chunks)[0]
+    return run_call(Slice, [x], None if out is None else [out], normalise, stream, chunks)[0]
 
 
 @_public(out="shape ``output_sizes``, ``x``'s dtype")
@@ -313,11 +313,11 @@ def slice1(
            [ 6.,  8.]], dtype=float32)
     """
 
-    def describe(inputs):
+    def normalise(inputs):
         window = (window_offsets, window_sizes, window_strides)
         return Slice1.of(inputs[0].shape, positional, *window, output_sizes, feature_level, directml_types)
 
-    return run_call(Slice1, [x], None if out is None else [out], describe, stream, chunks)[0]
+    return run_call(Slice1, [x], None if out is None else [out], normalise, stream, chunks)[0]
 
 
 @_public(out="shape ``input_shape``, ``dy``'s dtype")
@@ -369,11 +369,11 @@ def slice_grad(
            [ 0,  0,  0,  0]], dtype=int32)
     """
 
-    def describe(inputs):
+    def normalise(inputs):
         window = (window_offsets, window_sizes, window_strides)
         return SliceGrad.of(inputs[0].shape, input_shape, positional, *window, feature_level, directml_types)
 
-    return run_call(SliceGrad, [dy], None if out is None else [out], describe, stream, chunks)[0]
+    return run_call(SliceGrad, [dy], None if out is None else [out], normalise, stream, chunks)[0]
 
 
 @_public
@@ -430,7 +430,7 @@ def split(
     name = Split.NAME
     outs = None if out is None else as_list(out, "out", name)
 
-    def describe(inputs):
+    def normalise(inputs):
         operation = Split.of(inputs[0].shape, positional, split_sizes, parts, axis, feature_level, directml_types)
         if outs is not None and len(outs) != len(operation.sizes):
             count = len(operation.sizes)
@@ -438,7 +438,7 @@ def split(
             raise BindingError([f"{name}: out has {given}; the call makes {count} part{'s' * (count != 1)}"])
         return operation
 
-    return run_call(Split, [x], outs, describe, stream, chunks)
+    return run_call(Split, [x], outs, normalise, stream, chunks)
 
 
 @_public
@@ -481,10 +481,10 @@ def join(
     if not xs:
         raise ValueError(f"{name}: xs is empty; it needs at least one array to join")
 
-    def describe(xs):
+    def normalise(xs):
         return Join.of(xs[0].shape, axis, feature_level, directml_types)
 
-    return run_call(Join, xs, None if out is None else [out], describe, stream, chunks)[0]
+    return run_call(Join, xs, None if out is None else [out], normalise, stream, chunks)[0]
 
 
 @_public(out="the shape of ``x[key]``, ``x``'s dtype")
@@ -527,10 +527,10 @@ def strided_slice(
     array([9, 1])
     """
 
-    def describe(inputs):
+    def normalise(inputs):
         return StridedSlice.of(inputs[0].shape, key, feature_level, directml_types)
 
-    return run_call(StridedSlice, [x], None if out is None else [out], describe, stream, chunks)[0]
+    return run_call(StridedSlice, [x], None if out is None else [out], normalise, stream, chunks)[0]
 
 
 @_public(out="shape ``input_shape``, ``dy``'s dtype")
@@ -573,10 +573,10 @@ def strided_slice_grad(
     array([0, 8, 0, 0, 7])
     """
 
-    def describe(inputs):
+    def normalise(inputs):
         return StridedSliceGrad.of(inputs[0].shape, input_shape, key, feature_level, directml_types)
 
-    return run_call(StridedSliceGrad, [dy], None if out is None else [out], describe, stream, chunks)[0]
+    return run_call(StridedSliceGrad, [dy], None if out is None else [out], normalise, stream, chunks)[0]
 
 
 @_public
@@ -651,13 +651,13 @@ def slice1_batch(
     """
     shared = []
 
-    def describe(inputs):
+    def normalise(inputs):
         window = (window_offsets, window_sizes, window_strides)
         operation = Slice1Batch.of(inputs[0].shape, positional, *window, per_sample, feature_level, directml_types)
         shared.append(operation.shared)
         return operation
 
-    results = run_call(Slice1Batch, [x], None if out is None else [out], describe, stream, chunks)
+    results = run_call(Slice1Batch, [x], None if out is None else [out], normalise, stream, chunks)
     return results[0] if shared[0] else results
 
 
@@ -736,7 +736,7 @@ def slice1_batch_grad(
     if not inputs:  # as np.stack([]): no array to take a kind and dtype from
         raise ValueError(f"{name}: dy is an empty list; the gradient of no windows has no dtype (pass zeros)")
 
-    def describe(inputs):
+    def normalise(inputs):
         window = (window_offsets, window_sizes, window_strides)
         operation = Slice1BatchGrad.of(input_shape, positional, *window, per_sample, feature_level, directml_types)
         if operation.shared != one:
@@ -746,4 +746,4 @@ def slice1_batch_grad(
         return operation
 
     given = 1 if one else len(inputs)
-    return run_call(Slice1BatchGrad, inputs, None if out is None else [out], describe, stream, None, given)[0]
+    return run_call(Slice1BatchGrad, inputs, None if out is None else [out], normalise, stream, None, given)[0]

@@ -1,6 +1,6 @@
 """The binding rules: the one place where what ``execute`` is given is checked.
 
-DirectML's rules (SPEC.md), plus the project's:
+DirectML's rules (the guide's "The binding contract", docs/guide.md), plus the project's:
 
 * a binding is a NumPy or CuPy array, or a ``BufferBinding`` of one; all of a call's bindings
   are of one memory kind (and, for CuPy, on the operator's device);

@@ -1,4 +1,5 @@
-"""The worked examples of the DirectML pages (and SPEC.md), as data.
+"""The worked examples of DirectML's SLICE, SLICE1, SLICE_GRAD and SPLIT pages (and JOIN as
+SPLIT's first example inverted), as data.
 
 Each example builds its descriptor, its input values and the output the page prints. The
 self-check (``python -m cudadml``), the tests and the notebook all run these.

@@ -820,10 +820,10 @@ class _Program:
         its graph compiled unless a run of the same layouts has it."""
         layouts, starts, staged = [], [], []
         for i, (a, words) in enumerate(zip(used, self.words)):
-            shape, strides, size, address, contiguous = memory.describe(a)
+            shape, strides, size, address, contiguous = memory.geometry(a)
             layout = _layout(shape, strides, size, words, address, contiguous)
             if layout is None:  # a copy, aligned and C-contiguous, which a graph describes
-                shape, strides, size, address, contiguous = memory.describe(memory.stage(a))
+                shape, strides, size, address, contiguous = memory.geometry(memory.stage(a))
                 layout = _layout(shape, strides, size, words, address, contiguous)
                 staged.append(i)
             layouts.append(layout)
@@ -963,7 +963,7 @@ class _Arrays:
     """NumPy (host, ``_HostArrays``) or CuPy (device, ``_DeviceArrays``) arrays: what
     ``_Program`` asks of a memory kind. ``layouts`` and ``keys`` give the key of a call and the
     run key of its used inputs (per input its strides and address modulo 16, from which the
-    layout of its tensor follows); ``call`` launches a run into new arrays; ``describe``
+    layout of its tensor follows); ``call`` launches a run into new arrays; ``geometry``
     (shape, byte strides, element size, address, C-contiguity) and ``stage`` serve the calls
     that find no run.
 
@@ -1002,7 +1002,7 @@ class _HostArrays(_Arrays):
         return tuple([(a.strides, a.__array_interface__["data"][0] % _ALIGNMENT) for a in used])
 
     @staticmethod
-    def describe(a):
+    def geometry(a):
         return a.shape, a.strides, a.dtype.itemsize, a.__array_interface__["data"][0], a.flags.c_contiguous
 
     def call(self, run, used):
@@ -1029,7 +1029,7 @@ class _DeviceArrays(_Arrays):
         return tuple([(a.strides, a.data.ptr % _ALIGNMENT) for a in used])
 
     @staticmethod
-    def describe(a):
+    def geometry(a):
         return a.shape, a.strides, a.dtype.itemsize, a.data.ptr, a.flags.c_contiguous
 
     def call(self, run, used):  # on the current CuPy stream
@@ -1082,7 +1082,7 @@ class _Tensors:
         return tuple([(t.stride(), t.data_ptr() % _ALIGNMENT) for t in used])
 
     @staticmethod
-    def describe(t):
+    def geometry(t):
         size = t.element_size()
         return tuple(t.shape), tuple(s * size for s in t.stride()), size, t.data_ptr(), t.is_contiguous()
 
@@ -1433,7 +1433,7 @@ def _autograd():
     """The autograd node of a fused call (defined when torch is in use)."""
     import torch
 
-    class Fused(torch.autograd.Function):
+    class FusedCall(torch.autograd.Function):
         """A fused call: forward, the program; backward, the program of its gradients (one launch),
         whose several contributions to one input torch adds."""
 
@@ -1463,7 +1463,7 @@ def _autograd():
             ]
             return tuple(_call_program_torch(ctx.holder.program, tangents))
 
-    return Fused
+    return FusedCall
 
 
 def fuse(fn: Callable | None = None) -> Fused | Callable[[Callable], Fused]:

@@ -1,9 +1,11 @@
-"""Where the core calls what the layers above it provide, without importing them.
+"""Where a layer calls what the layers above it provide, without importing them.
 
-A descriptor's ``compile()`` makes the execution layer's ``CompiledOperator``, and the
-``_repr_html_`` of a tensor, a descriptor or a compiled operator is the pictures layer's
-drawing. Those layers register what they provide here when they are imported (importing the
-package imports both), so imports only go down the layers (``tests/test_layers.py``).
+A descriptor's ``compile()`` makes the execution layer's ``CompiledOperator``; the
+``_repr_html_`` of a tensor, a descriptor, a compiled operator or a graph is the pictures'
+drawing (``display``, top layer); a compiled graph takes the caller's arrays as ``interop``
+(top layer) converts them. Those modules register what they provide here when they are
+imported (importing the package imports them all), so imports only go down the layers
+(``tests/test_layers.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ _PROVIDED: dict[str, Any] = {}
 
 def provide(name: str, value: Any) -> None:
     """Register ``value`` as what ``name`` is ("compile": descriptor -> CompiledOperator;
-    "picture": object -> an Explanation)."""
+    "picture": object -> an Explanation; "caller arrays": a compiled graph's arguments ->
+    ``(kind, arrays, place, wrap)``)."""
     _PROVIDED[name] = value
 
 

@@ -66,7 +66,7 @@ class Operator:
 
     ``name``: its array function; ``call``: the normalised call (``of``, ``describe``,
     ``words``); ``desc``: the descriptor it builds (None: it builds another's). The rules the
-    layers below read (None where the operator has none):
+    layers above read (None where the operator has none):
 
     * ``gradient(op, shapes, grads) -> (operation, grads)``: the gradient as a call of the
       family (PyTorch's autograd, ``cd.fuse``);

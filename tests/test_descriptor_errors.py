@@ -1,4 +1,4 @@
-"""Descriptor validation: every rule of SPEC.md, as tables of invalid and valid descriptors.
+"""Descriptor validation: every DirectML rule, as tables of invalid and valid descriptors.
 
 Each invalid row builds one descriptor that breaks (at least) the rule it is named after and
 gives the message that rule must produce; literal messages go through ``re.escape``.

@@ -792,7 +792,7 @@ def _check_torch(torch, fn, shape, *extra, device="cpu", seed=0, dtype=None):
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         assert g.dtype == e.dtype and g.device == e.device and g.is_contiguous() and torch.equal(g, e)
-        assert g.grad_fn is not None and type(g.grad_fn).__name__ == "FusedBackward"
+        assert g.grad_fn is not None and type(g.grad_fn).__name__ == "FusedCallBackward"
     grads = [_integers(torch, e.shape, generator, device, e.dtype) for e in expected]
     (fused_grad,) = torch.autograd.grad(got, x, grads)
     (eager_grad,) = torch.autograd.grad(expected, x, grads)

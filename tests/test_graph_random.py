@@ -14,7 +14,7 @@ in another order, at times read on through two reshape edges; a crop padded back
 SLICE_GRAD), and one in four moves long rows (contiguous innermost dimensions of 16 bytes or
 more, the row kernels' case).
 
-The oracle runs the graph node by node in NumPy from the operators' definitions in SPEC.md
+The oracle runs the graph node by node in NumPy from the operators' definitions on DirectML's pages
 (``Output[c] = Input[Offsets + Strides * c]``, a window's copy start, zeros elsewhere for
 SLICE_GRAD, ``np.split``, ``np.concatenate``), on unsigned integers of the element size, so
 every comparison is of bytes. Inputs hold random bytes (never zero, poison or padding), each in
