@@ -1358,7 +1358,7 @@ class Fused:
     # ---- PyTorch ----
 
     def _call_torch(self, args, kwargs, structure, tensors):
-        if _watched(tensors):  # torch.compile, functorch transforms, modes: the eager calls, which they see
+        if _torch_adapter().watched(tensors):  # compiling, transforms, modes, subclasses: the eager calls they see
             return self._fn(*args, **kwargs)
         devices = {t.device for t in tensors}
         if len(devices) > 1:
@@ -1370,17 +1370,13 @@ class Fused:
         return program.assemble(_call_program_torch(program, tensors))
 
 
-def _watched(tensors):
-    """Whether PyTorch is watching a call on ``tensors`` (``interop.torch``'s rule; a parameter
-    is a plain tensor here, whose autograd the fused node records)."""
-    import torch
+@functools.cache
+def _torch_adapter():
+    """``interop.torch``, once imported (a call holding a tensor imports it; an import statement
+    per call would cost more than the check it serves)."""
+    from .interop import torch as adapter
 
-    return (
-        torch.compiler.is_compiling()
-        or torch._C._are_functorch_transforms_active()
-        or torch._C._len_torch_dispatch_stack() > 0
-        or any(type(t) is not torch.Tensor and type(t) is not torch.nn.Parameter for t in tensors)
-    )
+    return adapter
 
 
 def _copy(constant):

@@ -854,6 +854,49 @@ def test_torch_without_grad_forward_mode_and_transforms(torch):
     assert torch.equal(parameter.grad, torch.ones_like(parameter))
 
 
+@pytest.mark.parametrize("requires_grad", [True, False], ids=["requires_grad", "frozen"])
+def test_torch_a_parameter_is_a_plain_tensor_to_fused_and_eager_calls_alike(torch, monkeypatch, requires_grad):
+    """One rule (``interop.torch.watched``) for both: a parameter runs as the plain tensor it
+    holds, fused as one node that autograd records where it requires grad, eagerly as the
+    array functions' own nodes; neither goes through ``torch.ops.cudadml`` (the route of
+    subclasses, transforms and modes), which a subclass takes on both."""
+    from cudadml.interop import torch as adapter
+
+    called, real = [], adapter._call_operator
+    monkeypatch.setattr(adapter, "_call_operator", lambda op, *a: called.append(op.function) or real(op, *a))
+
+    def fn(x):  # the array functions called on the parameter itself
+        return cd.join([cd.strided_slice(x, np.s_[:, ::-1, ::2]), *cd.split(x, parts=2, axis=2)], axis=2)
+
+    fused = cd.fuse(fn)
+    values = torch.randn(2, 4, 6, dtype=torch.float64)
+    parameter = torch.nn.Parameter(values.clone(), requires_grad)
+    got = fused(parameter)
+    assert called == []
+    expected = fn(parameter)
+    assert called == [] and torch.equal(got, expected)
+    assert type(got.grad_fn).__name__ == ("FusedCallBackward" if requires_grad else "NoneType")
+    assert type(expected.grad_fn).__name__ == ("JoinBackward" if requires_grad else "NoneType")
+    if requires_grad:
+        grad = torch.randn_like(expected)
+        (fused_grad,) = torch.autograd.grad(got, parameter, grad)
+        (eager_grad,) = torch.autograd.grad(expected, parameter, grad)
+        assert torch.equal(fused_grad, eager_grad)
+    with torch.no_grad():
+        assert fused(parameter).grad_fn is None and fn(parameter).grad_fn is None and called == []
+
+    class Marked(torch.Tensor):
+        pass
+
+    marked = torch.nn.Parameter(values.clone(), requires_grad).as_subclass(Marked)
+    got = fused(marked)
+    assert type(got) is Marked and torch.equal(got, expected) and len(called) > 0
+    eager = list(called)
+    called.clear()
+    fn(marked)
+    assert called == eager
+
+
 def test_torch_dtypes_numpy_lacks(torch):
     fused = cd.fuse(lambda x: cd.join([x[1:], x[:1]], axis=0, directml_types=False))
     x = torch.randn(4, 3).to(torch.bfloat16)

@@ -245,6 +245,108 @@ def test_no_grad_and_detached_inputs_build_no_graph(rng):
     assert cd.slice1(x.detach(), window_offsets=[0, 0], window_sizes=[4, 4], window_strides=[2, 2]).grad_fn is None
 
 
+# Calls of an nn.Parameter, with their out= tensors: torch's own ops take a parameter as the
+# plain tensor it holds (its __torch_function__ is disabled), which autograd tracks as far as it
+# requires grad; the array functions take it so, eager and fused alike.
+PARAMETER_CALLS = [
+    ("strided_slice", lambda t, out: cd.strided_slice(t, np.s_[::-1, 1::2], out=out), [(4, 3)]),
+    ("join", lambda t, out: cd.join([t, torch.ones(1, 6)], axis=0, out=out), [(5, 6)]),
+    ("split", lambda t, out: cd.split(t, split_sizes=[1, 3], axis=0, out=out), [(1, 6), (3, 6)]),
+]
+MODES = {"grad": torch.enable_grad, "no_grad": torch.no_grad, "inference_mode": torch.inference_mode}
+
+
+def _outcome(call, t, out):
+    """What a call gives: its results' types, grad_fn classes, requires_grad and values, or its error."""
+    try:
+        got = call(t, out)
+    except (TypeError, RuntimeError) as e:
+        return type(e), str(e)
+    return [(type(g), type(g.grad_fn), g.requires_grad, g.tolist()) for g in (got if isinstance(got, list) else [got])]
+
+
+@pytest.fixture
+def operator_calls(monkeypatch):
+    """The functions of the calls that went through ``torch.ops.cudadml`` (the route of tensor
+    subclasses, transforms and modes) rather than the eager route."""
+    called, real = [], adapter._call_operator
+    monkeypatch.setattr(adapter, "_call_operator", lambda op, *a: called.append(op.function) or real(op, *a))
+    return called
+
+
+@pytest.mark.parametrize(("name", "call", "shapes"), PARAMETER_CALLS, ids=[c[0] for c in PARAMETER_CALLS])
+@pytest.mark.parametrize("requires_grad", [True, False], ids=["requires_grad", "frozen"])
+@pytest.mark.parametrize("with_out", [False, True], ids=["", "out"])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_parameter_is_the_plain_tensor_it_holds(operator_calls, name, call, shapes, requires_grad, with_out, mode):
+    values = torch.arange(24.0).reshape(4, 6)
+    plain, parameter = values.clone().requires_grad_(requires_grad), torch.nn.Parameter(values.clone(), requires_grad)
+
+    def outs():
+        made = [torch.zeros(s) for s in shapes] if with_out else None
+        return made[0] if made and name != "split" else made
+
+    with MODES[mode]():
+        got, expected = _outcome(call, parameter, outs()), _outcome(call, plain, outs())
+    assert got == expected
+    assert operator_calls == []
+    if requires_grad and mode == "grad" and not with_out:  # recorded: the same node, the same gradient
+        assert expected[0][1].__name__ == f"{name.title().replace('_', '')}Backward"
+        for t in (plain, parameter):
+            results = call(t, None)
+            sum(r.sum() * k for k, r in enumerate(results if isinstance(results, list) else [results], 1)).backward()
+        assert torch.equal(parameter.grad, plain.grad)
+
+
+@pytest.mark.parametrize("requires_grad", [True, False], ids=["requires_grad", "frozen"])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_out_into_a_parameter_is_out_into_the_plain_tensor_it_holds(operator_calls, requires_grad, mode):
+    """Refused where it requires grad under grad mode, as a plain leaf is; else written in
+    place (under torch.no_grad(), as parameters are initialised), its version moved."""
+    x = torch.arange(6.0).reshape(2, 3)
+
+    def write(out):
+        try:
+            with MODES[mode]():
+                cd.strided_slice(x, np.s_[::-1], out=out)
+        except adapter.TorchOutError as e:
+            return str(e)
+        return out._version, out.tolist()
+
+    plain, parameter = (
+        torch.zeros(2, 3).requires_grad_(requires_grad),
+        torch.nn.Parameter(torch.zeros(2, 3), requires_grad),
+    )
+    assert write(parameter) == write(plain)
+    assert operator_calls == []
+
+
+class _Marked(torch.Tensor):
+    """A tensor subclass: torch dispatches its calls to its ``__torch_function__``."""
+
+
+@pytest.mark.parametrize(
+    ("make", "watched"),
+    [
+        (lambda v: v, False),
+        (lambda v: v.requires_grad_(), False),
+        (lambda v: torch.nn.Parameter(v), False),
+        (lambda v: torch.nn.Parameter(v, requires_grad=False), False),
+        (lambda v: v.as_subclass(_Marked), True),
+        (lambda v: torch.nn.parameter.UninitializedParameter(), True),  # whose __torch_function__ refuses calls
+    ],
+    ids=["tensor", "requires_grad", "parameter", "frozen_parameter", "subclass", "uninitialized_parameter"],
+)
+def test_the_one_rule_of_which_calls_pytorch_watches(make, watched):
+    t = make(torch.arange(6.0).reshape(2, 3))
+    assert adapter.watched([torch.zeros(1), t]) is watched
+    with torch.no_grad():
+        assert adapter.watched([t]) is watched
+    seen = []
+    torch.func.vmap(lambda s: seen.append(adapter.watched([s, t])) or s)(torch.zeros(2))
+    assert seen == [True]  # under a transform, every call is
+
+
 def test_bfloat16_moves_as_raw_bits_when_asked():
     x = torch.randn(4, 6).to(torch.bfloat16).requires_grad_()
     with pytest.raises(TypeError, match=r"torch.bfloat16 has no DirectML tensor data type; pass directml_types=False"):

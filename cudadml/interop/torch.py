@@ -19,8 +19,9 @@ operator's ``gradient`` and ``batched``). ``strided_slice`` is ``slice1`` and a 
 and adds the index's size-1 axes; ``strided_slice_grad`` the view and ``slice_grad``. A call
 goes through the operators whenever PyTorch is watching: compiling or exporting (Dynamo),
 under a functorch transform (vmap, grad), a dispatch mode (fake tensors, tracing) or with a
-tensor subclass. Plain eager calls run the same kernels directly (the dispatcher's Python
-kernels would add about 12 us to each), with the same backward as an autograd node. Under a
+tensor subclass (``watched``: an ``nn.Parameter`` is a plain tensor, as to torch's own ops).
+Plain eager calls run the same kernels directly (the dispatcher's Python kernels would add
+about 12 us to each), with the same backward as an autograd node. Under a
 functorch transform a call is that autograd node (``_Function``), applied before the
 dispatcher, as the transforms need: each transform's level runs its forward (through the
 operators under vmap), backward or jvp.
@@ -61,7 +62,7 @@ class TorchAdapter:
         return isinstance(inputs[0], torch.Tensor) or (bool(outs) and isinstance(outs[0], torch.Tensor))
 
     def arrays(self, operation, inputs, outs):
-        if set(map(type, inputs if outs is None else inputs + outs)) == _PLAIN_TENSOR:
+        if _PLAIN.issuperset(map(type, inputs if outs is None else inputs + outs)):
             return inputs, outs
         for what, tensors in ((operation.ARGUMENT, inputs), ("out", outs or ())):
             for k, t in enumerate(tensors):
@@ -78,7 +79,7 @@ class TorchAdapter:
             raise TypeError(f"{operation.function}: chunks= is for Dask arrays; this call has none")
         if outs is not None:
             _refuse_out(operation.function, inputs, outs)
-        if _watched(inputs, outs):
+        if watched(inputs if outs is None else inputs + outs):
             if type(operation) in _BATCHES:
                 if torch.compiler.is_compiling():  # no operator: it runs eagerly, between graphs
                     return _between_graphs(self, operation, inputs, outs, stream)
@@ -213,7 +214,9 @@ def _run_addressed(operation, inputs, outs):
 
 _DTYPE, _SHAPE = operator.attrgetter("dtype"), operator.attrgetter("shape")
 _REQUIRES_GRAD = operator.attrgetter("requires_grad")
-_PLAIN_TENSOR = {torch.Tensor}
+#: The types torch's own ops take as plain tensors, with no ``__torch_function__`` of their
+#: own: a tensor, and a parameter (exactly: a subclass of either has its own).
+_PLAIN = frozenset({torch.Tensor, torch.nn.Parameter})
 
 
 @kept(nested_bytes)  # (bounded in bytes: a split's parts can be many)
@@ -356,14 +359,19 @@ def _tensor(a, dtype):
 # ---- the registered operators --------------------------------------------------------------------
 
 
-def _watched(inputs, outs):
-    """Whether PyTorch is watching the call (see the module's docstring): then it goes through
-    the registered operators, which tracing, transforms and modes see."""
+def watched(tensors):
+    """Whether PyTorch is watching a call on ``tensors`` (its inputs and outs; see the module's
+    docstring): then it goes through the registered operators, which tracing, transforms, modes
+    and tensor subclasses see. The one rule for eager and fused calls (``cudadml.fuse``).
+
+    An ``nn.Parameter`` is not watched: torch's own ops take it as the plain tensor it holds
+    (its ``__torch_function__`` is disabled; their results are plain tensors), and autograd
+    sees it as any tensor, through ``requires_grad`` and grad mode (``differentiated``)."""
     return (
         torch.compiler.is_compiling()
         or torch._C._are_functorch_transforms_active()
         or torch._C._len_torch_dispatch_stack() > 0
-        or set(map(type, inputs if outs is None else inputs + outs)) != _PLAIN_TENSOR
+        or not _PLAIN.issuperset(map(type, tensors))
     )
 
 
@@ -611,7 +619,7 @@ class _Function(torch.autograd.Function):
     @staticmethod
     def forward(call, *inputs):
         operation, inputs = call.operation, list(inputs)
-        if _watched(inputs, None):  # batched tensors, or a mode (fake tensors) below the transforms
+        if watched(inputs):  # batched tensors, or a mode (fake tensors) below the transforms
             return _packed(operation, _call_operator(operation, inputs, None))
         return _packed(operation, _run(operation, inputs, None, call.stream))
 
