@@ -1370,13 +1370,18 @@ class Fused:
         return program.assemble(_call_program_torch(program, tensors))
 
 
-@functools.cache
 def _torch_adapter():
-    """``interop.torch``, once imported (a call holding a tensor imports it; an import statement
-    per call would cost more than the check it serves)."""
-    from .interop import torch as adapter
+    """``interop.torch``, imported at the first call holding a tensor (an import statement per
+    call would cost more than the check it serves)."""
+    global _TORCH_ADAPTER
+    if _TORCH_ADAPTER is None:
+        from .interop import torch as adapter
 
-    return adapter
+        _TORCH_ADAPTER = adapter
+    return _TORCH_ADAPTER
+
+
+_TORCH_ADAPTER = None
 
 
 def _copy(constant):
