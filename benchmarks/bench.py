@@ -593,9 +593,11 @@ def per_call_cases():
 
 
 def load_revision(rev: str):
-    """``(label, package)``: cudadml as it was at git revision ``rev`` (its ``cudadml/`` and
-    ``kernels_cu/``, from ``git archive``), or as held in the directory ``rev``, imported as a
-    second package named after it; its kernels are found beside it, as a checkout's are, and
+    """``(label, package)``: cudadml as it was at git revision ``rev`` (its ``cudadml/``, and
+    ``kernels_cu/`` where the revision keeps its kernels at the root, from ``git archive``), or
+    as held in the directory ``rev``, imported as a second package named after it; its kernels
+    are found where that revision looks for them (``cudadml/backends/kernels_cu/``, or
+    ``kernels_cu/`` beside the package in revisions before the layers were folders), and
     it launches through the working tree's compiled launcher where its ``_launch.c`` is the
     same file (``_share_launcher``)."""
     if pathlib.Path(rev).is_dir():
@@ -610,16 +612,21 @@ def load_revision(rev: str):
         if found.returncode:
             raise SystemExit(f"--against {rev}: neither a directory nor a commit of {repo}")
         sha = found.stdout.strip()
+        at_root = subprocess.run(
+            ["git", "-C", str(repo), "ls-tree", "--name-only", sha, "kernels_cu"], capture_output=True, text=True
+        ).stdout.strip()
+        parts = ["cudadml", *([at_root] if at_root else [])]
         archive = subprocess.run(
-            ["git", "-C", str(repo), "archive", sha, "cudadml", "kernels_cu"], capture_output=True, check=True
+            ["git", "-C", str(repo), "archive", sha, *parts], capture_output=True, check=True
         ).stdout
         root, label = pathlib.Path(tempfile.mkdtemp(prefix=f"cudadml-{sha[:12]}-")), sha[:7]
         atexit.register(shutil.rmtree, root, True)  # read until the process ends (kernel sources)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             # The "data" filter (no links out, no special files) where this Python has it (3.10.12+).
             tar.extractall(root, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-    if not (root / "cudadml" / "__init__.py").is_file() or not (root / "kernels_cu").is_dir():
-        raise SystemExit(f"--against {rev}: {root} holds no cudadml/ package and kernels_cu/ beside it")
+    kernels = [root / "cudadml" / "backends" / "kernels_cu", root / "kernels_cu"]
+    if not (root / "cudadml" / "__init__.py").is_file() or not any(k.is_dir() for k in kernels):
+        raise SystemExit(f"--against {rev}: {root} holds no cudadml/ package with its kernels_cu/")
     name = "cudadml_at_" + "".join(c if c.isalnum() else "_" for c in label)
     spec = importlib.util.spec_from_file_location(
         name, root / "cudadml" / "__init__.py", submodule_search_locations=[str(root / "cudadml")]

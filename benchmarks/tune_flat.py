@@ -13,8 +13,8 @@ import numpy as np
 from bench import copy_time_us, device_time_us, random
 
 import cudadml as cd
-from cudadml import runner
 from cudadml.backends import kernels
+from cudadml.run import runner
 
 INNER = (slice(None), slice(None), slice(1, -1), slice(2, -2))
 CASES = [

@@ -24,8 +24,8 @@ def _child(block: int, items: int, only: str, reps: int) -> None:
     from bench import CASES, copy_time_us, device_time_us
 
     import cudadml as cd
-    from cudadml import runner
     from cudadml.backends import kernels
+    from cudadml.run import runner
 
     kernels.use_launch_shape(block, dict.fromkeys(kernels.items_per_thread(), items))
     d2d = 2 * 2**30 / copy_time_us(reps) / 1e3

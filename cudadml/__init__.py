@@ -12,46 +12,36 @@ Two layers share one set of rules:
 kernels a workload will need ahead of its first call; compiles are logged at INFO level on
 ``logging.getLogger("cudadml")``.
 
-The modules, in layers from the bottom up; a module imports only from its own layer or those
-below it (earlier in this list), never in a circle (``tests/test_layers.py`` checks it):
+The package is in layers, one folder each, from the bottom up; a module imports only from its
+own layer or those below it, never in a circle (``tests/test_layers.py`` reads the layers from
+the folders and checks it):
 
-* core: ``enums`` and ``errors`` (the vocabulary), ``tensor`` (``BufferTensorDesc`` and its
-  rules), ``plan`` (the lowered form and its shape algebra, and the windows' tables that the
-  backends read), ``overlap`` (whether a layout reaches an element twice), ``indexing`` (basic
-  indexing as windows), ``messages`` (DirectML's words said in the caller's), ``operators``
-  (what every operator shares: the descriptor base, support tables, the registry), ``calls``
-  (what every normalised call shares), ``ops`` (one module per operator: ``slice``,
-  ``slice1``, ``slice_grad``, ``split``, ``join``, ``strided_slice`` and its gradient,
-  ``windows`` (cudadml's own batch of windows and its gradient); each holds its descriptor,
-  normalised call and rules, and registers them), ``examples`` (DirectML's worked examples),
-  ``hooks`` (what the layers above provide for those below to call: ``compile()``'s class,
-  the pictures, the caller's arrays of a compiled graph);
-* execution: ``bindings`` (the binding rules), ``backends`` (CUDA kernels, NumPy reference,
-  host emulation; each places a windows' table where it reads it), ``compiled``
-  (``CompiledOperator``: the one route to a backend; ``BoundOperator``, ``compile_batch``),
-  ``graph`` (``GraphDesc``: a graph composed into copies), ``warmup`` (``precompile``),
-  ``testing`` (buffers and oracles for tests);
-* front: ``runner`` (operations on NumPy and CuPy arrays, each run by a compiled operator:
-  their cache, the arrays converted, results), ``adapters`` (how other array libraries plug
-  in), ``arrays`` (the public array functions), ``numpy`` (NumPy's names), ``onnx`` (ONNX
-  models as graphs);
-* top: ``display`` (reprs' pictures and ``explain``), ``fuse`` (functions of array calls traced
-  into graphs), ``interop.torch`` and ``interop.dask`` (the adapters of PyTorch and Dask,
-  registered here and loaded when a call holds their arrays), ``__main__`` and ``_bench`` (the
-  self-check).
+* ``core``: the rules every operator shares: tensors, enumerations, errors, plans, basic
+  indexing, overlaps, messages in the caller's words, the descriptor base and the registry,
+  the normalised calls, the bounded caches;
+* ``ops``: one module per operator, found and registered by the package: its descriptor,
+  normalised call and the rules the layers above read;
+* ``backends``: where plans run: the CUDA kernels (their sources in ``kernels_cu/`` beside
+  their loader), the NumPy reference and the host emulation;
+* ``run``: bindings, ``CompiledOperator`` (the one route to a backend), the runner (every
+  array call, cached), the adapter interface and the array functions, ``precompile``;
+* ``interop``: the PyTorch and Dask adapters, loaded when a call holds their arrays;
+* ``numpy``: NumPy's names, one module per family;
+* ``graphs``: ``GraphDesc`` composed into copies, and ``fuse``;
+* ``display``: reprs' pictures and ``explain``;
+* on top, the public face: this module, ``errors``, ``onnx`` (ONNX models as graphs),
+  ``testing``, ``examples`` (DirectML's worked examples) and ``__main__`` (the self-check).
 """
 
-from . import arrays, graph, interop  # noqa: F401 (interop provides the arrays a compiled graph takes)
-from .adapters import register_adapter
-from .arrays import *  # noqa: F403 (the array functions: arrays.__all__)
+from . import interop  # noqa: F401 (interop provides the arrays a compiled graph takes)
 from .backends import use_host_backend
-from .bindings import BufferBinding
-from .compiled import BoundOperator, CompiledOperator, compile_batch
+from .core.enums import FeatureLevel, TensorDataType, TensorFlags
+from .core.tensor import BufferTensorDesc, calc_buffer_tensor_size
 from .display import explain
-from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import BindingError, DescriptorError, ValidationError
-from .fuse import fuse
-from .graph import *  # noqa: F403 (the graphs: graph.__all__)
+from .graphs import graph
+from .graphs.fuse import fuse
+from .graphs.graph import *  # noqa: F403 (the graphs: graph.__all__)
 from .ops import (
     JoinOperatorDesc,
     Slice1OperatorDesc,
@@ -61,8 +51,13 @@ from .ops import (
     WindowsBatchGradOperatorDesc,
     WindowsBatchOperatorDesc,
 )
-from .tensor import BufferTensorDesc, calc_buffer_tensor_size
-from .warmup import precompile
+from .run import arrays
+from .run.adapters import register_adapter
+from .run.arrays import *  # noqa: F403 (the array functions: arrays.__all__)
+from .run.bindings import BufferBinding
+from .run.compiled import BoundOperator, CompiledOperator, compile_batch
+from .run.runner import CACHE_BYTES  # noqa: F401 (public, outside __all__: a constant has no docstring)
+from .run.warmup import precompile
 
 __version__ = "0.1.0"
 
@@ -126,4 +121,4 @@ def __getattr__(name):
 
 def __dir__():
     """The public names only: the layers' modules are the package's inside."""
-    return sorted([*__all__, "__version__", *_PUBLIC_SUBMODULES])
+    return sorted([*__all__, "CACHE_BYTES", "__version__", *_PUBLIC_SUBMODULES])

@@ -23,8 +23,8 @@ import numpy as np
 import cudadml as cd
 from cudadml.backends import emulate, gpu_status
 from cudadml.examples import EXAMPLES
+from cudadml.run.warmup import BACKENDS, progress_bar
 from cudadml.testing import TensorBuffer, random_array, to_host
-from cudadml.warmup import BACKENDS, progress_bar
 
 
 def _run_example(example, xp):

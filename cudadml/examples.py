@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .enums import TensorDataType
+from .core.enums import TensorDataType
+from .core.tensor import BufferTensorDesc
 from .ops import JoinOperatorDesc, Slice1OperatorDesc, SliceGradOperatorDesc, SliceOperatorDesc, SplitOperatorDesc
-from .tensor import BufferTensorDesc
 
 __all__ = ["EXAMPLES", "Example"]
 

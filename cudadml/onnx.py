@@ -60,11 +60,11 @@ from functools import cached_property
 
 import numpy as np
 
-from .enums import TensorDataType
-from .errors import DescriptorError
-from .graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphNode, GraphOutputEdge
+from .core.enums import TensorDataType
+from .core.errors import DescriptorError
+from .core.tensor import MAX_DIMENSIONS, BufferTensorDesc
+from .graphs.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphNode, GraphOutputEdge
 from .ops import JoinOperatorDesc, Slice1OperatorDesc, SliceGradOperatorDesc, SliceOperatorDesc, SplitOperatorDesc
-from .tensor import MAX_DIMENSIONS, BufferTensorDesc
 
 __all__ = ["SUPPORTED_OPS", "InferenceSession", "ModelError", "NodeArg", "UnsupportedModelError", "load"]
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .backends import use_host_backend
-from .bindings import BufferBinding
+from .core.memory import aligned_empty
+from .run.bindings import BufferBinding
 
 __all__ = ["CANARY", "INPUT_PADDING", "POISON", "TensorBuffer", "aligned_empty", "emulated", "random_array", "to_host"]
 
@@ -25,14 +26,6 @@ def emulated():
     """Inside the block, NumPy arrays in the calling thread run through the CUDA kernels
     emulated on the host instead of the NumPy reference (``use_host_backend("emulate")``)."""
     return use_host_backend("emulate")
-
-
-def aligned_empty(nbytes, xp=np, alignment=256):
-    """A uint8 array of ``nbytes`` whose first byte is ``alignment``-aligned."""
-    raw = xp.empty(nbytes + alignment, np.uint8)
-    address = raw.__array_interface__["data"][0] if xp is np else raw.data.ptr
-    start = -address % alignment
-    return raw[start : start + nbytes]
 
 
 def random_array(shape, dtype, rng, xp=np):

@@ -396,7 +396,7 @@ class OpInfo:
     def rank_limits(self):
         """``(feature_level, fewest, most)``: the dimensions a call may have, at the newest
         level (None) and at the newest level that allows fewer."""
-        from cudadml.operators import REGISTRY
+        from cudadml.core.operators import REGISTRY
 
         descs = {op.desc.NAME: op.desc for op in REGISTRY.values() if op.desc is not None}
         support, limits = descs[self.descriptor].SUPPORT, [(None, 1, self.max_rank)]

@@ -356,7 +356,7 @@ def test_bytes_and_str_are_refused_as_such(text):
 def test_slices_are_read_as_python_reads_them():
     """Basic indexing's slices, written out (tracers do not all follow ``slice.indices``),
     give what ``range(*slice(...).indices(n))`` gives, huge and negative bounds and steps too."""
-    from cudadml.indexing import _slice_window
+    from cudadml.core.indexing import _slice_window
 
     bounds = [None, -(10**20), -12, -5, -3, -1, 0, 1, 2, 3, 5, 12, 10**20]
     steps = [None, -(10**20), -7, -2, -1, 1, 2, 3, 10**20]

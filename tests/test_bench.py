@@ -35,13 +35,30 @@ def test_a_revision_imports_as_a_second_package_with_its_own_kernels():
     x = np.arange(6 * 7, dtype=np.int16).reshape(6, 7)
     key = np.s_[::-2, 1::3]
     assert np.array_equal(package.strided_slice(x, key), cd.strided_slice(x, key))
-    again, same = bench.load_revision(str(kernels.parent))  # the extracted tree, as a directory
-    assert again == kernels.parent.name and np.array_equal(same.strided_slice(x, key), x[key])
+    tree = kernels.parents[2]
+    again, same = bench.load_revision(str(tree))  # the extracted tree, as a directory
+    assert again == tree.name and np.array_equal(same.strided_slice(x, key), x[key])
+
+
+#: The last revision whose kernels lie at the root (``kernels_cu/``) and whose layers are flat modules.
+FLAT_LAYOUT = "34fc7a1"
+
+
+def test_a_revision_of_the_flat_layout_imports_with_the_kernels_at_the_root():
+    _checkout()
+    found = subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{FLAT_LAYOUT}^{{commit}}"])
+    if found.returncode:
+        pytest.skip(f"{FLAT_LAYOUT} is not in this clone's history")
+    label, package = bench.load_revision(FLAT_LAYOUT)
+    kernels = pathlib.Path(str(package.backends.kernels.kernel_files()))
+    assert label == FLAT_LAYOUT and kernels.name == "kernels_cu" and (kernels.parent / "cudadml").is_dir()
+    x = np.arange(6 * 7, dtype=np.int16).reshape(6, 7)
+    assert np.array_equal(package.strided_slice(x, np.s_[::-2, 1::3]), x[::-2, 1::3])
 
 
 @pytest.mark.parametrize(
     ("rev", "why"),
-    [("no-such-revision", "neither a directory nor a commit"), (str(ROOT / "benchmarks"), "holds no cudadml/")],
+    [("no-such-revision", "neither a directory nor a commit"), (str(ROOT / "benchmarks"), "holds no cudadml/ package")],
 )
 def test_a_revision_that_is_neither_is_named(rev, why):
     _checkout()
@@ -55,8 +72,7 @@ def test_a_revision_with_the_torch_operators_runs_tensors_beside_the_working_tre
     torch = pytest.importorskip("torch")
     import shutil
 
-    for part in ("cudadml", "kernels_cu"):
-        shutil.copytree(ROOT / part, tmp_path / "tree" / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "cudadml", tmp_path / "tree" / "cudadml", ignore=shutil.ignore_patterns("__pycache__"))
     _, package = bench.load_revision(str(tmp_path / "tree"))
     x = torch.arange(42.0).reshape(6, 7)
     key = np.s_[::-2, 1::3]

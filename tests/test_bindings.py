@@ -16,7 +16,7 @@ import pytest
 
 import cudadml as cd
 from cudadml import TensorDataType as T
-from cudadml import overlap
+from cudadml.core import overlap
 from cudadml.testing import POISON, TensorBuffer, aligned_empty, random_array
 
 F32 = T.FLOAT32
@@ -564,7 +564,7 @@ def test_outputs_meet_agrees_with_every_pair(rng):
 def test_remembered_bindings_are_forgotten_when_one_dies():
     """Ids identify remembered arrays only while they live: the death of one forgets them all,
     before its id can be reused."""
-    from cudadml.bindings import _remembered
+    from cudadml.run.bindings import _remembered
 
     class Array:
         pass

@@ -2,8 +2,8 @@
 tracemalloc measures it (and RSS, under ``-m fuzz``), however many distinct calls pass.
 
 The compiled calls, the windows batches' operators, the PyTorch adapter's tables and the fused
-functions' traces and graphs share one store bounded in estimated bytes (``_memory.CACHE``); the
-caches bounded in number, of small entries, hold at most ``_memory.FIXED_BYTES`` beside it.
+functions' traces and graphs share one store bounded in estimated bytes (``memory.CACHE``); the
+caches bounded in number, of small entries, hold at most ``memory.FIXED_BYTES`` beside it.
 Here each entry's estimate is checked against what it holds, the store against many calls of
 every kind, and each cache bounded in number against its worst entries.
 """
@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 
 import cudadml as cd
 import cudadml.numpy as cnp
-from cudadml import _memory, runner
+from cudadml.core import memory
+from cudadml.run import runner
 from cudadml.testing import emulated
 
 MiB = 2**20
@@ -215,7 +216,7 @@ def _shape(k, rank):
 
 
 def _fill_strided_slice(cache, n):
-    from cudadml.calls import NEWEST
+    from cudadml.core.calls import NEWEST
 
     for k in range(n):  # an index of 64 dimensions (NumPy's most), each a slice
         cache(((1, -1, -2),) * 64, _shape(k, 64), NEWEST, True)
@@ -237,7 +238,7 @@ def _fill_tensor(cache, n):
 
 
 def _fill_rules(cache, n):
-    from cudadml.calls import NEWEST
+    from cudadml.core.calls import NEWEST
 
     for k in range(n):
         cache(cd.TensorDataType.FLOAT32, tuple(2 + (k >> (3 * d)) % 8 for d in range(8)), NEWEST)
@@ -265,7 +266,7 @@ def _fill_sum_kind(cache, n):
 
 
 def _fill_shared_launches(cache, n):
-    from cudadml.plan import WindowPlan
+    from cudadml.core.plan import WindowPlan
 
     for k in range(n):  # windows of 8 dimensions, as the kernels prepare them
         sizes = (2,) * 7 + (3 + k,)
@@ -277,8 +278,8 @@ def _fill_shared_launches(cache, n):
 #: entries; ``FINITE``: those of ``functools.cache``, whose keys are few by construction.
 FIXED = {
     "cudadml.ops.strided_slice._strided_slice": _fill_strided_slice,
-    "cudadml.indexing.parse_key": _fill_parse_key,
-    "cudadml.plan._output_walk": _fill_output_walk,
+    "cudadml.core.indexing.parse_key": _fill_parse_key,
+    "cudadml.core.plan._output_walk": _fill_output_walk,
     "cudadml.ops.windows._tensor": _fill_tensor,
     "cudadml.ops.windows._slice1_rules": _fill_rules,
     "cudadml.ops.windows._shared_rules": _fill_rules,
@@ -287,13 +288,13 @@ FIXED = {
     "cudadml.backends._shared_launches": _fill_shared_launches,
 }
 FINITE = {
-    "cudadml.operators.roles": "per descriptor class",
-    "cudadml.plan.grad_window_dtype": "per rank, 1 to 8",
+    "cudadml.core.operators.roles": "per descriptor class",
+    "cudadml.core.plan.grad_window_dtype": "per rank, 1 to 8",
     "cudadml.backends._default": "one",
     "cudadml.backends.kernels._loader": "one",
     "cudadml.backends.emulate.library": "per group of kernels (family, width, index type)",
     "cudadml.backends.emulate._groups": "one",
-    "cudadml.fuse._autograd": "one (the torch.autograd.Function of fused functions)",
+    "cudadml.graphs.fuse._autograd": "one (the torch.autograd.Function of fused functions)",
 }
 
 
@@ -315,7 +316,7 @@ def _lru_caches():
 
 def test_every_cache_bounded_in_number_is_known():
     """A new ``functools`` cache is either listed here (and filled by the test below), or
-    memoized in bytes (``_memory.kept``)."""
+    memoized in bytes (``memory.kept``)."""
     caches = _lru_caches()
     assert set(caches) == set(FIXED) | set(FINITE)
     for name in FINITE:
@@ -342,8 +343,8 @@ def test_the_caches_bounded_in_number_hold_at_most_their_share():
     finally:
         for cache in caches.values():
             cache.cache_clear()
-    assert held <= _memory.FIXED_BYTES, f"{held / MiB:.2f} MiB"
-    assert runner._CACHE.limit + _memory.FIXED_BYTES == runner.CACHE_BYTES
+    assert held <= memory.FIXED_BYTES, f"{held / MiB:.2f} MiB"
+    assert runner._CACHE.limit + memory.FIXED_BYTES == runner.CACHE_BYTES
 
 
 # ---- kept, KeptDict ------------------------------------------------------------------------------
@@ -352,7 +353,7 @@ def test_the_caches_bounded_in_number_hold_at_most_their_share():
 def test_kept_memoizes_in_the_store_bounded_in_bytes(store, monkeypatch):
     made = []
 
-    @_memory.kept(lambda value: 10_000)
+    @memory.kept(lambda value: 10_000)
     def square(n):
         made.append(n)
         return n * n
@@ -370,7 +371,7 @@ def test_kept_memoizes_in_the_store_bounded_in_bytes(store, monkeypatch):
 
 
 def test_a_kept_dict_finds_what_the_store_still_holds(store, monkeypatch):
-    graphs = _memory.KeptDict(lambda value: 10_000)
+    graphs = memory.KeptDict(lambda value: 10_000)
     graphs["a"], graphs["b"] = 1, 2
     assert (graphs.get("a"), "b" in graphs, len(graphs), graphs.values()) == (1, True, 2, [1, 2])
     monkeypatch.setattr(store, "limit", store.nbytes)

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import cudadml as cd
-from cudadml import runner
-from cudadml.overlap import overlaps_itself, share_an_element
+from cudadml.core.overlap import overlaps_itself, share_an_element
+from cudadml.run import runner
 from cudadml.testing import POISON, aligned_empty, random_array, to_host
 
 F32 = cd.TensorDataType.FLOAT32

@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 
 import cudadml as cd
 import cudadml.numpy as cnp
-from cudadml.graph import CompiledGraph
+from cudadml.graphs.graph import CompiledGraph
 from cudadml.testing import CANARY, POISON, aligned_empty, random_array, to_host
 
-fuse_module = sys.modules["cudadml.fuse"]  # the module (cd.fuse is the function)
+fuse_module = sys.modules["cudadml.graphs.fuse"]  # the module (cd.fuse is the function)
 
 
 @pytest.fixture
@@ -719,9 +719,15 @@ REFUSED = [
     (lambda x: cnp.pad(x, 1, constant_values=5), "cudadml.fuse: pad with a constant other than 0"),
     (lambda x: cnp.roll(x, 1, axis=(0, 1)), "cudadml.fuse: slice1_batch_grad adds"),
     (lambda x: cd.join([x, x], out=np.empty((8, 6), np.float32)), re.escape("cudadml.fuse: join(..., out=...)")),
-    (lambda x: cnp.concatenate([x, x], out=np.empty((8, 6), np.float32)), "cudadml.fuse: out= with a traced array"),
+    (
+        lambda x: cnp.concatenate([x, x], out=np.empty((8, 6), np.float32)),
+        "cudadml.fuse: out= with a traced array",
+    ),
     (lambda x: cd.strided_slice(x, 1, stream=1), re.escape("cudadml.fuse: strided_slice(..., stream=...)")),
-    (lambda x: cd.join([x[0, :3], CONSTANT]), "cudadml.fuse: join: xs.1. is a numpy.ndarray, not a traced array"),
+    (
+        lambda x: cd.join([x[0, :3], CONSTANT]),
+        "cudadml.fuse: join: xs.1. is a numpy.ndarray, not a traced array",
+    ),
     (lambda x: cnp.concatenate([x, x.view(np.int32)]), _apart("x.astype")),
     (lambda x: x.T, _apart("x.T")),
     (lambda x: [x[0] == x[1]], _apart("the operator ==")),

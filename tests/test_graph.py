@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import cudadml as cd
-from cudadml import graph as graph_module
-from cudadml import plan as plan_module
+from cudadml.core import plan as plan_module
+from cudadml.graphs import graph as graph_module
 from cudadml.testing import aligned_empty
 
 F32, F16, U8 = cd.TensorDataType.FLOAT32, cd.TensorDataType.FLOAT16, cd.TensorDataType.UINT8

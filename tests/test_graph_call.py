@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import cudadml as cd
-from cudadml.graph import WAY_FORWARD
+from cudadml.graphs.graph import WAY_FORWARD
 from cudadml.testing import aligned_empty, random_array
 
 F32, F16, U8, I64 = (cd.TensorDataType.FLOAT32, cd.TensorDataType.FLOAT16, cd.TensorDataType.UINT8,
@@ -166,7 +166,7 @@ def test_a_zero_stride_input_is_taken(backend):
 
 
 def test_an_aligned_packed_input_is_bound_as_it_is(monkeypatch):
-    from cudadml import graph as graph_module
+    from cudadml.graphs import graph as graph_module
 
     graph, _, _ = focus()
     compiled = graph.compile()

@@ -40,7 +40,7 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 import cudadml as cd
-from cudadml.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphNode, GraphOutputEdge
+from cudadml.graphs.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphNode, GraphOutputEdge
 from cudadml.testing import CANARY, INPUT_PADDING, POISON, aligned_empty, to_host
 
 T = cd.TensorDataType

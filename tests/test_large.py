@@ -20,9 +20,9 @@ import pytest
 
 import cudadml as cd
 import cudadml.numpy as cnp
-from cudadml import runner
 from cudadml.backends import kernels
 from cudadml.ops import StridedSlice, StridedSliceGrad
+from cudadml.run import runner
 from cudadml.testing import CANARY, POISON, emulated
 
 BIG = (65537, 65537)  # 4295098369 elements: past 2^32 - 1

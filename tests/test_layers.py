@@ -8,50 +8,21 @@ import numpy as np
 import pytest
 
 import cudadml as cd
-from cudadml import adapters, runner
+from cudadml.run import adapters, runner
 
 PACKAGE = pathlib.Path(cd.__file__).parent
 
-#: Each module's layer: a module may import only modules of its own layer or below, with no cycle.
-LAYERS = {
-    "core": [
-        "_memory",
-        "enums",
-        "errors",
-        "hooks",
-        "tensor",
-        "overlap",
-        "plan",
-        "indexing",
-        "messages",
-        "operators",
-        "calls",
-        "ops",
-        "ops.slice",
-        "ops.slice1",
-        "ops.slice_grad",
-        "ops.split",
-        "ops.join",
-        "ops.strided_slice",
-        "ops.windows",
-        "examples",
-    ],
-    "execution": [
-        "bindings",
-        "backends",
-        "backends.kernels",
-        "backends.reference",
-        "backends.emulate",
-        "backends._launch",
-        "compiled",
-        "graph",
-        "warmup",
-        "testing",
-    ],
-    "front": ["runner", "adapters", "arrays", "numpy", "onnx"],
-    "top": ["display", "fuse", "interop", "interop.torch", "interop.dask", "__init__", "__main__", "_bench"],
-}
-RANK = {f"cudadml.{m}" if m != "__init__" else "cudadml": r for r, ms in enumerate(LAYERS.values()) for m in ms}
+#: The layers, bottom first: each a folder of the package, and last the package's own modules (the
+#: public face). A module may import only modules of its own layer or below, with no cycle.
+LAYERS = ["core", "ops", "backends", "run", "interop", "numpy", "graphs", "display", ""]
+#: The most modules the top of the package holds: the public face, whose layers are folders.
+TOP_MODULES = 8
+
+
+def _layer(module):
+    """``module``'s layer: the folder of the package it lies in ("" for the package's own modules)."""
+    first = module.split(".")[1:2]
+    return first[0] if first and first[0] in LAYERS else ""
 
 
 def _module_name(path):
@@ -81,22 +52,30 @@ def _imports(path, source=None):
                 continue
             for alias in node.names:  # `from pkg import module` imports the module
                 sub = f"{module}.{alias.name}"
-                found.add(sub if sub in RANK else module)
+                found.add(sub if sub in MODULES else module)
     return found - {name}
 
 
+MODULES = {_module_name(p) for p in [*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.c")]}
 GRAPH = {_module_name(p): _imports(p) for p in PACKAGE.rglob("*.py")}
 GRAPH.update({_module_name(p): set() for p in PACKAGE.rglob("*.c")})  # compiled modules import nothing of ours
+RANK = {m: LAYERS.index(_layer(m)) for m in GRAPH}
 
 
-def test_every_module_has_a_layer():
-    assert set(GRAPH) == set(RANK)
+def test_every_folder_is_a_layer():
+    folders = {p.parent.relative_to(PACKAGE).parts[0] for p in PACKAGE.glob("*/__init__.py")}
+    assert folders == set(LAYERS) - {""}
+
+
+def test_the_top_holds_the_public_face_only():
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= TOP_MODULES, top
 
 
 @pytest.mark.parametrize("module", sorted(GRAPH))
 def test_imports_go_down_the_layers(module):
     up = sorted(m for m in GRAPH[module] if RANK[m] > RANK[module])
-    assert not up, f"{module} ({list(LAYERS)[RANK[module]]}) imports {up} from a layer above it"
+    assert not up, f"{module} ({_layer(module) or 'top'}) imports {up} from a layer above it"
 
 
 def test_no_import_cycle():
@@ -119,10 +98,10 @@ def test_no_import_cycle():
 
 def test_the_layering_test_finds_a_lazy_climb():
     """A function-level import counts: the core reaching up to the pictures is found."""
-    path = PACKAGE / "operators.py"
-    found = _imports(path, path.read_text() + "\n\ndef _draw(self):\n    from .display import explain\n")
-    assert "cudadml.display" in found - GRAPH["cudadml.operators"]
-    assert RANK["cudadml.display"] > RANK["cudadml.operators"]
+    path = PACKAGE / "core" / "operators.py"
+    found = _imports(path, path.read_text() + "\n\ndef _draw(self):\n    from ..display import explain\n")
+    assert "cudadml.display" in found - GRAPH["cudadml.core.operators"]
+    assert RANK["cudadml.display"] > RANK["cudadml.core.operators"]
 
 
 # ---- a toy adapter: a NumPy subclass that keeps its kind ---------------------------------------------
@@ -133,7 +112,7 @@ class Tagged(np.ndarray):
 
 
 class TaggedAdapter:
-    """Only the interface of ``cudadml.adapters``: recognise, check, run and make results."""
+    """Only the interface of ``cudadml.run.adapters``: recognise, check, run and make results."""
 
     def takes(self, inputs, outs):
         return any(isinstance(a, Tagged) for a in [*inputs, *(outs or ())])
@@ -206,7 +185,7 @@ def test_dir_lists_the_public_names_only():
     listed = subprocess.run(
         [sys.executable, "-c", "import cudadml; print(' '.join(dir(cudadml)))"], capture_output=True, text=True
     ).stdout.split()
-    assert listed == sorted([*cd.__all__, "__version__", "numpy", "onnx", "testing"])
+    assert listed == sorted([*cd.__all__, "CACHE_BYTES", "__version__", "numpy", "onnx", "testing"])
     assert not {"arrays", "calls", "runner", "backends", "operators"} & set(listed)
     assert cd.numpy.concatenate is importlib.import_module("cudadml.numpy").concatenate
 
@@ -223,7 +202,7 @@ def test_each_operator_is_defined_in_its_module_of_ops():
     """Its call, its descriptor and every rule it registers come from one module of cudadml.ops,
     and every module there registers what it defines."""
     from cudadml import ops
-    from cudadml.operators import REGISTRY
+    from cudadml.core.operators import REGISTRY
 
     modules = set()
     for name, op in REGISTRY.items():
@@ -244,7 +223,7 @@ def test_each_registered_operator_has_a_table_of_cases():
     a table would go untested."""
     import cases
 
-    from cudadml.operators import REGISTRY
+    from cudadml.core.operators import REGISTRY
 
     assert {op.name for op in cases.OPS} == set(REGISTRY)
 
@@ -252,11 +231,12 @@ def test_each_registered_operator_has_a_table_of_cases():
 def test_no_adapter_names_an_operator():
     """The layers below the operators find them through the registry: no module outside
     cudadml.ops imports an operator's module or its call classes."""
-    from cudadml.operators import REGISTRY
+    from cudadml.core.operators import REGISTRY
 
     calls = {op.call.__name__ for op in REGISTRY.values()}
-    for module in ("display", "messages", "graph", "runner", "interop.torch", "interop.dask"):
-        text = (PACKAGE / (module.replace(".", "/") + ".py")).read_text()
+    for module in ("display", "core.messages", "graphs.graph", "run.runner", "interop.torch", "interop.dask"):
+        path = PACKAGE.joinpath(*module.split("."))
+        text = (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).read_text()
         tree = ast.parse(text)
         named = {
             a.name
@@ -266,3 +246,30 @@ def test_no_adapter_names_an_operator():
         }
         assert not named & calls, (module, named & calls)
         assert not any(f"ops.{c}" in text for c in calls), module
+
+
+# ---- the public paths -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("module", "names"),
+    [
+        ("cudadml", ["slice1", "SliceOperatorDesc", "fuse", "explain", "GraphDesc", "CACHE_BYTES"]),
+        ("cudadml.numpy", ["concatenate", "pad", "roll"]),
+        ("cudadml.onnx", ["load", "InferenceSession"]),
+        ("cudadml.testing", ["aligned_empty", "random_array", "TensorBuffer"]),
+        ("cudadml.errors", ["BindingError", "DescriptorError", "ValidationError"]),
+    ],
+)
+def test_the_paths_the_docs_name_import(module, names):
+    """The README, the guide and the API reference name these: the folders inside may move, these
+    stay."""
+    import importlib
+
+    imported = importlib.import_module(module)
+    assert all(hasattr(imported, n) for n in names), [n for n in names if not hasattr(imported, n)]
+
+
+def test_the_errors_are_shown_by_their_public_module():
+    assert cd.errors.DescriptorError.__module__ == "cudadml.errors"
+    assert cd.CACHE_BYTES == 64 * 2**20

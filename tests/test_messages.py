@@ -18,7 +18,7 @@ import pytest
 from cases import OPS, params
 
 import cudadml as cd
-from cudadml.operators import REGISTRY
+from cudadml.core.operators import REGISTRY
 
 ERRORS = [pytest.param(op, e, id=f"{op.name}-{e.name}") for op in OPS for e in op.error_inputs]
 

@@ -797,7 +797,8 @@ def test_constants_are_converted_per_call(xp):
 @pytest.fixture
 def no_tables(monkeypatch):
     """Refuses a windows' table, built (``plan``) or copied to the device (``runner.KIT.stage``)."""
-    from cudadml import plan, runner
+    from cudadml.core import plan
+    from cudadml.run import runner
 
     def refuse(*args, **kwargs):
         raise AssertionError("a window table was built or staged")
@@ -993,8 +994,8 @@ def test_the_slice_grad_kernel_writes_its_fill_where_the_window_does_not_read(rn
     """SLICE_GRAD with a fill (pad's constant): elements the window reads get the gradient, every
     other element the fill, on the emulated kernels (16-byte groups and single elements) as on
     the reference; and read elements, as SLICE_GRAD itself places them."""
+    from cudadml.core.plan import fill_pattern
     from cudadml.numpy import _FilledSliceGrad
-    from cudadml.plan import fill_pattern
 
     shape, offsets, sizes, strides = window
     dtype = np.dtype(dtype)

@@ -304,7 +304,7 @@ def test_descriptor_fields_and_keywords(cls, names):
 def test_an_operator_is_its_fields_rules_and_lowering(monkeypatch, rng):
     """An operator declared as fields with roles, one rule of its own and a lowering: the base
     class normalises its fields, finds its tensors, checks the shared rules and compiles it."""
-    from cudadml import operators, plan
+    from cudadml.core import operators, plan
 
     @dataclasses.dataclass(frozen=True)
     class ShiftOperatorDesc(operators.OperatorDesc):

@@ -8,10 +8,10 @@ import pytest
 
 import cudadml as cd
 from cudadml.backends import kernels
-from cudadml.errors import BindingError, DescriptorError
+from cudadml.core.errors import BindingError, DescriptorError
+from cudadml.core.plan import WindowPlan
 from cudadml.ops import Slice1Batch
 from cudadml.ops import windows as ops_windows
-from cudadml.plan import WindowPlan
 from cudadml.testing import POISON, random_array, to_host
 
 

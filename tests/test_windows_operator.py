@@ -12,12 +12,13 @@ import pytest
 from test_windows import forward_oracle, grad_oracle
 
 import cudadml as cd
-from cudadml import plan, runner
 from cudadml.backends import CUDA, EMULATE, REFERENCE
-from cudadml.errors import DescriptorError
-from cudadml.operators import REGISTRY
+from cudadml.core import plan
+from cudadml.core.errors import DescriptorError
+from cudadml.core.operators import REGISTRY
 from cudadml.ops import WindowsBatchGradOperatorDesc, WindowsBatchOperatorDesc
 from cudadml.ops import windows as ops_windows
+from cudadml.run import runner
 from cudadml.testing import random_array, to_host
 
 F32, F16, I64, U64 = (cd.TensorDataType[n] for n in ("FLOAT32", "FLOAT16", "INT64", "UINT64"))
@@ -201,7 +202,7 @@ def test_the_backends_place_tables_and_the_runner_does_not():
     for backend in (REFERENCE, EMULATE):
         assert backend.stage(table, None, None) == (table, None, None)
     assert callable(CUDA.stage)
-    for module in ("runner.py", "ops/windows.py"):  # (the batches' own run places its tables by the kit's stage)
+    for module in ("run/runner.py", "ops/windows.py"):  # (the batches' own run places its tables by the kit's stage)
         source = (PACKAGE / module).read_text()
         assert "alloc_pinned_memory" not in source and "Event(" not in source and "Stream(" not in source
 
@@ -212,7 +213,7 @@ def test_the_batches_run_by_their_registered_rule_with_the_runners_kit(rng, monk
     the runner names no batch."""
     assert {name for name, op in REGISTRY.items() if op.run is not None} == {"slice1_batch", "slice1_batch_grad"}
     assert REGISTRY["slice1_batch"].run is ops_windows.OPERATOR.run
-    source = (PACKAGE / "runner.py").read_text()
+    source = (PACKAGE / "run" / "runner.py").read_text()
     assert "Slice1Batch" not in source and "WindowsBatch" not in source and "ops.windows" not in source
     made = []
 

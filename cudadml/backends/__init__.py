@@ -31,8 +31,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .. import _memory
-from ..plan import WindowGradPlan, WindowPlan
+from ..core import memory
+from ..core.plan import WindowGradPlan, WindowPlan
 from . import kernels, reference
 
 __all__ = ["CUDA", "EMULATE", "REFERENCE", "backend_for", "gpu_status", "host_backend", "use_host_backend"]
@@ -158,7 +158,7 @@ class EmulateBackend(_Kernels):
         from . import emulate
 
         launches = prepared.for_addresses(address_bits)
-        readable = [_memory.byte_extent(owner) for owner in owners[0]]
+        readable = [memory.byte_extent(owner) for owner in owners[0]]
         writable = [(a + low, a + high) for a, (low, high) in zip(addresses[1], prepared.out_extents)]
         stored = emulate.run(launches, addresses[0], addresses[1], readable, writable)
         if stored != prepared.plan.output_bytes:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import importlib.resources
 import itertools
 import logging
 import math
@@ -22,7 +21,7 @@ import time
 
 import numpy as np
 
-from ..plan import (  # the windows' table rows and the divisors' magic are the plan's
+from ..core.plan import (
     CopyPlan,
     SliceGradPlan,
     WindowGradPlan,
@@ -101,14 +100,8 @@ _log = logging.getLogger(__name__)
 
 
 def kernel_files():
-    """Where the kernel sources are: in a source checkout, ``kernels_cu/`` beside the package
-    that was imported (even where another checkout is installed in editable mode: its
-    ``cudadml._kernels`` would be that checkout's kernels); else the installed
-    ``cudadml._kernels``."""
-    beside = pathlib.Path(__file__).resolve().parents[2] / "kernels_cu"
-    if (beside / "common.cuh").is_file():
-        return beside
-    return importlib.resources.files("cudadml._kernels")
+    """Where the kernel sources are: ``kernels_cu/`` beside this module."""
+    return pathlib.Path(__file__).resolve().parent / "kernels_cu"
 
 
 def kernel_source(name: str) -> str:

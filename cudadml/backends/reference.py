@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..overlap import array_at
-from ..plan import CopyPlan, SliceGradPlan, WindowGradPlan, WindowPlan, grad_window_dtype
+from ..core.overlap import array_at
+from ..core.plan import CopyPlan, SliceGradPlan, WindowGradPlan, WindowPlan, grad_window_dtype
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 #: What window_grad's kinds read and add (``WindowGradPlan.kind``): words, wrapping unsigned

@@ -7,8 +7,8 @@ from __future__ import annotations
 import contextlib
 import sys
 
-from ..hooks import provide
-from ..runner import as_array
+from ..core.hooks import provide
+from ..run.runner import as_array
 
 
 def caller_arrays(arrays, stream):

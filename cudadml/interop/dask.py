@@ -47,12 +47,12 @@ import numpy as np
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from .. import calls
-from ..bindings import check_element_dtype
-from ..errors import DescriptorError
+from ..core import calls
+from ..core.errors import DescriptorError
+from ..core.tensor import MAX_ELEMENTS, SPAN_RULE
 from ..ops import REGISTRY
-from ..runner import PLAIN, describe, run
-from ..tensor import MAX_ELEMENTS, SPAN_RULE
+from ..run.bindings import check_element_dtype
+from ..run.runner import PLAIN, describe, run
 
 # ---- tasks (module level, so that a distributed cluster's worker processes can unpickle them) ----
 
@@ -491,7 +491,7 @@ def _build_join(operation, inputs, module, shapes, chunks, piece):
 
 def _windows_block(region, offsets, sizes, strides, per_sample, feature_level, directml_types):
     """A task of ``_build_windows``: windows of one output chunk on the region of x they read."""
-    from ..arrays import slice1_batch
+    from ..run.arrays import slice1_batch
 
     options = {"per_sample": per_sample, "feature_level": feature_level, "directml_types": directml_types}
     result = slice1_batch(region, window_offsets=offsets, window_sizes=sizes, window_strides=strides, **options)

@@ -45,11 +45,11 @@ import torch
 from torch.autograd import forward_ad
 from torch.autograd.graph import increment_version
 
-from .._memory import kept, nested_bytes
-from ..enums import FeatureLevel
+from ..core.enums import FeatureLevel
+from ..core.memory import kept, nested_bytes
+from ..core.tensor import packed_strides
 from ..ops import REGISTRY
-from ..runner import ELEMENT_STRIDES, PLAIN, describe, entry_for, run, run_on_device
-from ..tensor import packed_strides
+from ..run.runner import ELEMENT_STRIDES, PLAIN, describe, entry_for, run, run_on_device
 
 #: Same-width integer types that carry the bits of tensor types NumPy lacks (bfloat16, float8).
 _RAW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}

@@ -12,8 +12,8 @@ Adding an operator is adding a module here (and its kernel, and its table of cas
 
 import inspect
 
-from ..errors import fill_docstring
-from ..operators import REGISTRY
+from ..core.errors import fill_docstring
+from ..core.operators import REGISTRY
 from .join import Join, JoinOperatorDesc
 from .slice import Slice, SliceOperatorDesc
 from .slice1 import Slice1, Slice1OperatorDesc

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .. import calls, messages, operators
-from .. import plan as _plan
-from ..enums import FeatureLevel
-from ..tensor import BufferTensorDesc, packed_strides, tensor_text
+from ..core import calls, messages, operators
+from ..core import plan as _plan
+from ..core.enums import FeatureLevel
+from ..core.tensor import BufferTensorDesc, packed_strides, tensor_text
 from .split import parts_picture
 
 

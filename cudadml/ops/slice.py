@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .. import calls, messages, operators
-from ..enums import FeatureLevel
-from ..tensor import BufferTensorDesc, packed_strides
+from ..core import calls, messages, operators
+from ..core.enums import FeatureLevel
+from ..core.tensor import BufferTensorDesc, packed_strides
 
 
 @dataclass(frozen=True, repr=False)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .. import calls, messages, operators
-from ..enums import FeatureLevel
-from ..indexing import window_reach, window_start
-from ..tensor import BufferTensorDesc
+from ..core import calls, messages, operators
+from ..core.enums import FeatureLevel
+from ..core.indexing import window_reach, window_start
+from ..core.tensor import BufferTensorDesc
 from .slice import gather_picture
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .. import calls, messages, operators
-from .. import plan as _plan
-from ..enums import FeatureLevel
-from ..errors import int_tuple
-from ..indexing import window_start
-from ..tensor import BufferTensorDesc, packed_strides
+from ..core import calls, messages, operators
+from ..core import plan as _plan
+from ..core.enums import FeatureLevel
+from ..core.errors import int_tuple
+from ..core.indexing import window_start
+from ..core.tensor import BufferTensorDesc, packed_strides
 
 
 @dataclass(frozen=True, repr=False)

@@ -12,11 +12,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import calls, messages, operators
-from .. import plan as _plan
-from ..enums import FeatureLevel
-from ..errors import DescriptorError, as_int, int_tuple, shown_value
-from ..tensor import BufferTensorDesc, packed_strides, tensor_text
+from ..core import calls, messages, operators
+from ..core import plan as _plan
+from ..core.enums import FeatureLevel
+from ..core.errors import DescriptorError, as_int, int_tuple, shown_value
+from ..core.tensor import BufferTensorDesc, packed_strides, tensor_text
 
 
 @dataclass(frozen=True, repr=False)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-from .. import calls, messages
-from ..enums import FeatureLevel
-from ..errors import int_tuple, shown_value
-from ..indexing import index_key, parse_key, window_params
-from ..operators import Operator, register
-from ..tensor import beyond_directml_bounds
+from ..core import calls, messages
+from ..core.enums import FeatureLevel
+from ..core.errors import int_tuple, shown_value
+from ..core.indexing import index_key, parse_key, window_params
+from ..core.operators import Operator, register
+from ..core.tensor import beyond_directml_bounds
 from .slice import gather_picture
 from .slice1 import Slice1, Slice1OperatorDesc
 from .slice_grad import SliceGrad, SliceGradOperatorDesc, gradient_messages, scatter_picture
@@ -99,7 +99,7 @@ def _of_key(name, key, error):
     return type(error)(f"{name}: key {shown_value(key)}: {error}")
 
 
-@functools.lru_cache(maxsize=256)  # (an index of 64 dimensions holds 6 KB: _memory.FIXED_BYTES)
+@functools.lru_cache(maxsize=256)  # (an index of 64 dimensions holds 6 KB: core.memory.FIXED_BYTES)
 def _strided_slice(tokens, shape, feature_level, directml_types):
     """``StridedSlice`` of a key's tokens on ``shape`` (a tuple of ints): memoized, so that a
     call in a loop parses its key and builds its operation once."""

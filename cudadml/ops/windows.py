@@ -16,12 +16,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _memory, calls, messages, operators
-from .. import plan as _plan
-from ..enums import FeatureLevel, TensorDataType, TensorFlags
-from ..errors import DescriptorError, as_int, int_tuple, shown_value
-from ..indexing import window_reach
-from ..tensor import MAX_DIMENSIONS, SPAN_RULE, UINT32_MAX, BufferTensorDesc, packed_strides
+from ..core import calls, memory, messages, operators
+from ..core import plan as _plan
+from ..core.enums import FeatureLevel, TensorDataType, TensorFlags
+from ..core.errors import DescriptorError, as_int, int_tuple, shown_value
+from ..core.indexing import window_reach
+from ..core.tensor import MAX_DIMENSIONS, SPAN_RULE, UINT32_MAX, BufferTensorDesc, packed_strides
 from .slice1 import Slice1OperatorDesc
 
 
@@ -309,7 +309,7 @@ class WindowsBatchGradOperatorDesc(_WindowsBatchDesc):
     Examples
     --------
     >>> import cudadml as cd
-    >>> from cudadml.plan import grad_window_dtype
+    >>> from cudadml.core.plan import grad_window_dtype
     >>> f32, u64 = cd.TensorDataType.FLOAT32, cd.TensorDataType.UINT64
     >>> words = grad_window_dtype(2).itemsize // 8
     >>> desc = WindowsBatchGradOperatorDesc([cd.BufferTensorDesc(f32, [3, 2, 2])], cd.BufferTensorDesc(u64, [3, words]),
@@ -791,7 +791,7 @@ def _execute(kit, op, inputs, table, outputs, kind, device, stream, new):
         release()
 
 
-@_memory.kept(_memory.operator_bytes)  # (bounded in bytes with every other cache: see _memory)
+@memory.kept(memory.operator_bytes)  # (bounded in bytes with every other cache: see core.memory)
 def _windows_op(compiled, dtype, directml_types, level, per_sample, x_view, out_view, box, box_strides, device):
     """The windows batch compiled (``compiled``: the kit's ``CompiledOperator``) for an input
     and an output of these layouts, whose windows walk ``box`` (``plan.window_table``'s): the
@@ -811,7 +811,7 @@ def _windows_op(compiled, dtype, directml_types, level, per_sample, x_view, out_
     return compiled(desc, device, views=views, load=False)
 
 
-@_memory.kept(functools.partial(_memory.descriptor_bytes, shared=True))  # (of _tensor's tensors)
+@memory.kept(functools.partial(memory.descriptor_bytes, shared=True))  # (of _tensor's tensors)
 def _copied_desc(t, x_sizes, table_shape, out_sizes, per_sample, level):
     """The descriptor of a windows batch whose table is given when compiling: of the sizes
     alone (the table's values are not in it), so kept, as the tensors are."""
@@ -921,7 +921,7 @@ def _sum_kind(name, dtype, per_sample):
     )
 
 
-@_memory.kept(_memory.operator_bytes)
+@memory.kept(memory.operator_bytes)
 def _window_grad_op(compiled, t, out_type, level, per_sample, dy_views, target, keep, n, device):
     """The gradient of windows compiled (``compiled``: the kit's ``CompiledOperator``) for
     gradients and a result of these layouts (``target``: the result's shape and element
@@ -947,7 +947,7 @@ def _window_grad_op(compiled, t, out_type, level, per_sample, dy_views, target, 
 
 #: ``_window_grad_op`` for gradients of windows of their own sizes (one array each), counted
 #: apart (its own ``cache_info``); kept with the others, as long as calls use them.
-_window_grad_parts_op = _memory.kept(_memory.operator_bytes)(_window_grad_op.__wrapped__)
+_window_grad_parts_op = memory.kept(memory.operator_bytes)(_window_grad_op.__wrapped__)
 
 
 def _run_window_grad(kit, operation, inputs, outs, stream):

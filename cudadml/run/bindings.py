@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import overlap
-from ._memory import element_strides
-from .errors import BindingError, Violations, as_int
-from .tensor import MIN_BINDING_ALIGNMENT
+from ..core import overlap
+from ..core.errors import BindingError, Violations, as_int
+from ..core.memory import element_strides
+from ..core.tensor import MIN_BINDING_ALIGNMENT
 
 __all__ = ["Bindings", "BufferBinding", "Slot", "binding_list", "check_element_dtype", "check_layout"]
 

@@ -6,7 +6,7 @@
 dtype) and exceptions, and takes NumPy arrays (run on the host backend), CuPy arrays (run by the
 kernels on the GPU) and what ``numpy.asarray`` takes (lists, scalars). Each result is a new
 C-contiguous array of the inputs' kind, made by cudadml's kernels through the array functions
-of ``cudadml.arrays``, in one launch where the inputs share a dtype:
+of ``cudadml.run.arrays``, in one launch where the inputs share a dtype:
 
 ============================  =================================================================
 ``concatenate``, ``*stack``   one ``join`` (``stack``: of views with a new axis, no copies)
@@ -29,7 +29,7 @@ index in 64 bits, takes any size as it is.
 
 What a call works out on the host (its arguments normalised as NumPy reads them, the
 operation of its launch) is kept per call's arguments (shapes, dtypes, exact ints, the
-constants' bytes), bounded with cudadml's other caches (``_memory``): a call in a loop looks it
+constants' bytes), bounded with cudadml's other caches (``core.memory``): a call in a loop looks it
 up. Constants are converted per call, with NumPy's warnings.
 
 Dtypes follow NumPy: the result dtype is NumPy's ``result_type`` of the inputs, or ``dtype=``
@@ -59,15 +59,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._memory import kept, nested_bytes
-from .arrays import join, run_call, slice1_batch, slice1_batch_grad, slice_grad, strided_slice, strided_slice_grad
-from .arrays import split as _split
-from .calls import Description, data_type
-from .enums import FeatureLevel
-from .errors import fill_docstring
-from .ops import SliceGradOperatorDesc, SliceOperatorDesc, StridedSlice
-from .plan import CopyJob, CopyPlan, fill_pattern
-from .tensor import MAX_DIMENSIONS, MAX_ELEMENTS, BufferTensorDesc, beyond_directml_bounds
+from ..core.calls import Description, data_type
+from ..core.enums import FeatureLevel
+from ..core.errors import fill_docstring
+from ..core.memory import kept, nested_bytes
+from ..core.plan import CopyJob, CopyPlan, fill_pattern
+from ..core.tensor import MAX_DIMENSIONS, MAX_ELEMENTS, BufferTensorDesc, beyond_directml_bounds
+from ..ops import SliceGradOperatorDesc, SliceOperatorDesc, StridedSlice
+from ..run.arrays import join, run_call, slice1_batch, slice1_batch_grad, slice_grad, strided_slice, strided_slice_grad
+from ..run.arrays import split as _split
 
 try:
     from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -1224,7 +1224,7 @@ class _RolledSlice(SliceOperatorDesc):
 
 
 class _Roll(NamedTuple):
-    """The operation of ``roll`` (as ``cudadml.calls``' operations are): the array rolled by
+    """The operation of ``roll`` (as ``cudadml.core.calls``' operations are): the array rolled by
     ``shifts[axis]`` (in ``[0, shape[axis])``) along each axis, in one launch."""
 
     shifts: tuple
@@ -1346,7 +1346,7 @@ class _FilledSliceGrad(SliceGradOperatorDesc):
 
 
 class _Pad(NamedTuple):
-    """The operation of a constant ``pad`` (as ``cudadml.calls``' operations are): ``x`` placed
+    """The operation of a constant ``pad`` (as ``cudadml.core.calls``' operations are): ``x`` placed
     at ``before`` in an array of ``shape`` filled with ``fill`` elsewhere."""
 
     shape: tuple

@@ -23,15 +23,15 @@ from typing import Any, SupportsIndex, TypeVar
 
 import numpy as np
 
-from . import messages
-from ._memory import element_strides
+from ..core import messages
+from ..core.enums import FeatureLevel
+from ..core.errors import BindingError, fill_docstring
+from ..core.memory import element_strides
+from ..core.tensor import MAX_DIMENSIONS
+from ..ops import Join, Slice, Slice1, Slice1Batch, Slice1BatchGrad, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from .adapters import adapter_for
 from .compiled import check_views
-from .enums import FeatureLevel
-from .errors import BindingError, fill_docstring
-from .ops import Join, Slice, Slice1, Slice1Batch, Slice1BatchGrad, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from .runner import PLAIN
-from .tensor import MAX_DIMENSIONS
 
 __all__ = [
     "join",

@@ -38,17 +38,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import _memory, messages
-from .adapters import register_adapter
-from .arrays import strided_slice
-from .calls import common_dtype
-from .enums import TensorDataType
-from .errors import DescriptorError
+from ..core import memory, messages
+from ..core.calls import common_dtype
+from ..core.enums import TensorDataType
+from ..core.errors import DescriptorError
+from ..core.memory import aligned_empty
+from ..core.tensor import MAX_DIMENSIONS, BufferTensorDesc
+from ..ops import Join, Slice, Slice1, Slice1Batch, Slice1OperatorDesc, SliceGrad, Split, StridedSlice, StridedSliceGrad
+from ..run.adapters import register_adapter
+from ..run.arrays import strided_slice
+from ..run.runner import check_words_rank
 from .graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
-from .ops import Join, Slice, Slice1, Slice1Batch, Slice1OperatorDesc, SliceGrad, Split, StridedSlice, StridedSliceGrad
-from .runner import check_words_rank
-from .tensor import MAX_DIMENSIONS, BufferTensorDesc
-from .testing import aligned_empty
 
 __all__ = ["Fused", "Traced", "fuse"]
 
@@ -219,7 +219,7 @@ class Traced:
                 f"cudadml.fuse: out= with a traced array (numpy.{name} was asked of it): a fused function's "
                 "results are the new arrays it returns; return the result instead of writing into out"
             )
-        from . import numpy as drop_ins
+        from .. import numpy as drop_ins
 
         hint = f" (cudadml.numpy.{name} is traced)" if name in drop_ins.__all__ else ""
         raise _refusal(f"numpy.{name}{hint}")
@@ -732,8 +732,8 @@ def _run_bytes(run):
     """Estimated bytes of a ``_Run``: its compiled operator and its graph's nodes."""
     compiled = run.compiled
     nodes = compiled.op.desc.nodes
-    held = _memory.nested_bytes(compiled.parts) + _memory.nested_bytes(run.starts)
-    return _memory.operator_bytes(compiled.op) + sum(_memory.descriptor_bytes(n.operator) for n in nodes) + held
+    held = memory.nested_bytes(compiled.parts) + memory.nested_bytes(run.starts)
+    return memory.operator_bytes(compiled.op) + sum(memory.descriptor_bytes(n.operator) for n in nodes) + held
 
 
 def _program_bytes(program):
@@ -742,7 +742,7 @@ def _program_bytes(program):
     trace = program.inputs[0]._trace if program.inputs else None
     nodes = trace.nodes if trace else ()
     arrays = len(program.inputs) + len(program.outputs) + sum(len(n.args) + len(n.results) for n in nodes)
-    return sum(_memory.descriptor_bytes(n.desc) for n in nodes) + _memory.entry_bytes(0, arrays=arrays)
+    return sum(memory.descriptor_bytes(n.desc) for n in nodes) + memory.entry_bytes(0, arrays=arrays)
 
 
 class _Program:
@@ -783,7 +783,7 @@ class _Program:
         # A call's values are the graph's outputs on the arrays as given.
         self.direct = self.uses_all and self.only_graph_outputs and bool(self.graph_outputs)
         self.words = [_words(inputs[k].dtype) for k in self.used]
-        self.graphs, self.backwards = _memory.KeptDict(_run_bytes), {}  # (the graphs bounded in bytes)
+        self.graphs, self.backwards = memory.KeptDict(_run_bytes), {}  # (the graphs bounded in bytes)
         self.memories = {}  # torch's: per the dtypes and device of the tensors, a _Tensors
         self._lock = threading.Lock()
 
@@ -1061,7 +1061,7 @@ class _Tensors:
     def __init__(self, program, dtypes, device):
         import torch
 
-        from .interop.torch import NUMPY_DTYPES
+        from ..interop.torch import NUMPY_DTYPES
 
         given = {}
         for dtype in dtypes:
@@ -1135,7 +1135,7 @@ def _backward(program, needs):
     graph; ``targets`` says whose, and the caller adds them. A SPLIT's parts with one gradient
     each give one JOIN; other gradients of a part are placed by SLICE_GRAD, each an output.
     """
-    from .interop.torch import gradient_of  # the gradient of each operation (as eager calls take it)
+    from ..interop.torch import gradient_of  # the gradient of each operation (as eager calls take it)
 
     trace = _Trace()
     grads = [trace.value(("input", j), v.shape, v.dtype) for j, v in enumerate(program.outputs)]
@@ -1237,7 +1237,7 @@ class Fused:
     def __init__(self, fn: Callable):
         functools.update_wrapper(self, fn)
         self._fn = fn
-        self._programs = _memory.KeptDict(_program_bytes)  # (the traces bounded in bytes)
+        self._programs = memory.KeptDict(_program_bytes)  # (the traces bounded in bytes)
         self._last = (None, None)  # the key and program of the latest call
         self._last_call = (None, None, None)  # NumPy's or CuPy's: its key, program and run
         self._lock = threading.Lock()
@@ -1375,7 +1375,7 @@ def _torch_adapter():
     call would cost more than the check it serves)."""
     global _TORCH_ADAPTER
     if _TORCH_ADAPTER is None:
-        from .interop import torch as adapter
+        from ..interop import torch as adapter
 
         _TORCH_ADAPTER = adapter
     return _TORCH_ADAPTER
@@ -1391,7 +1391,7 @@ def _copy(constant):
 
 def _numpy_dtype(dtype):
     """The NumPy dtype a traced array of a tensor dtype has (its own, or integers of its width)."""
-    from .interop.torch import NUMPY_DTYPES
+    from ..interop.torch import NUMPY_DTYPES
 
     found = NUMPY_DTYPES.get(dtype)
     return found if found is not None else np.dtype(f"u{dtype.itemsize}")
@@ -1400,7 +1400,7 @@ def _numpy_dtype(dtype):
 def _call_program_torch(program, tensors):
     """The outputs of ``program`` on ``tensors``: through its autograd node where they take
     part in autograd (or forward-mode AD), else run."""
-    from .interop import torch as adapter
+    from ..interop import torch as adapter
 
     if not program.outputs:
         return []

@@ -53,7 +53,7 @@ def byte_extent(a) -> tuple[int, int]:
 # of ``CACHE``'s bound (``tests/test_cache_memory.py`` fills each and measures).
 
 #: The most host memory, in bytes, that cudadml's caches hold together (the guide's promise;
-#: public as ``cudadml.runner.CACHE_BYTES``).
+#: public as ``cudadml.CACHE_BYTES``).
 CACHE_BYTES = 64 * 2**20
 #: Of ``CACHE_BYTES``, what the caches bounded in number hold at most, filled.
 FIXED_BYTES = 7 * 2**20
@@ -301,3 +301,12 @@ class KeptDict:
     def clear(self):
         CACHE.drop(lambda k: k[0] is not self)
         self._keys.clear()
+
+
+def aligned_empty(nbytes, xp=np, alignment=256):
+    """A uint8 array (NumPy or CuPy: ``xp``) of ``nbytes`` whose first byte is
+    ``alignment``-aligned."""
+    raw = xp.empty(nbytes + alignment, np.uint8)
+    address = raw.__array_interface__["data"][0] if xp is np else raw.data.ptr
+    start = -address % alignment
+    return raw[start : start + nbytes]

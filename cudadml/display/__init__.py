@@ -39,17 +39,17 @@ from typing import Any
 
 import numpy as np
 
-from . import arrays
-from .compiled import CompiledOperator
-from .errors import int_tuple
-from .graph import CompiledGraph, GraphDesc
-from .hooks import provide
-from .indexing import window_start
-from .operators import REGISTRY, OperatorDesc, desc_summary
-from .ops import of_desc
-from .overlap import overlaps_itself
-from .runner import describe
-from .tensor import BufferTensorDesc, last_element_index, packed_strides, tensor_text
+from ..core.errors import int_tuple
+from ..core.hooks import provide
+from ..core.indexing import window_start
+from ..core.operators import REGISTRY, OperatorDesc, desc_summary
+from ..core.overlap import overlaps_itself
+from ..core.tensor import BufferTensorDesc, last_element_index, packed_strides, tensor_text
+from ..graphs.graph import CompiledGraph, GraphDesc
+from ..ops import of_desc
+from ..run import arrays
+from ..run.compiled import CompiledOperator
+from ..run.runner import describe
 
 __all__ = ["Explanation", "explain"]
 

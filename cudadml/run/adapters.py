@@ -54,7 +54,7 @@ def register_adapter(module: str, load: Callable[[], Adapter] | None) -> None:
         it is imported, so registering one imports nothing.
     load : callable or None
         Returns the adapter (an object with the methods ``takes``, ``arrays`` and ``run``
-        described in ``cudadml.adapters``); called once, at the first call made while
+        described in ``cudadml.run.adapters``); called once, at the first call made while
         ``module`` is imported. ``None`` removes the module's adapter.
 
     Raises
@@ -71,7 +71,7 @@ def register_adapter(module: str, load: Callable[[], Adapter] | None) -> None:
     Examples
     --------
     >>> import numpy as np, cudadml as cd
-    >>> from cudadml import runner
+    >>> from cudadml.run import runner
     >>> class Tagged(np.ndarray):
     ...     pass
     >>> class TaggedAdapter:

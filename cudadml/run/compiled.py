@@ -8,12 +8,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ._memory import element_strides
-from .backends import CUDA, backend_for, gpu_status
+from ..backends import CUDA, backend_for, gpu_status
+from ..core.hooks import provide, provided
+from ..core.memory import element_strides
+from ..core.operators import OperatorDesc, desc_summary
+from ..core.plan import CopyPlan, WindowGradPlan, WindowPlan
 from .bindings import Bindings, BufferBinding, Slot, binding_list, check_layout
-from .hooks import provide, provided
-from .operators import OperatorDesc, desc_summary
-from .plan import CopyPlan, WindowGradPlan, WindowPlan
 
 __all__ = ["BoundOperator", "BufferBinding", "CompiledOperator", "check_views", "compile_batch"]
 

@@ -10,9 +10,9 @@ import time
 
 import numpy as np
 
-from .backends import CUDA, EMULATE, REFERENCE, emulate, gpu_status, host_backend, kernels
+from ..backends import CUDA, EMULATE, REFERENCE, emulate, gpu_status, host_backend, kernels
+from ..core.operators import OperatorDesc
 from .compiled import CompiledOperator
-from .operators import OperatorDesc
 
 __all__ = ["precompile"]
 

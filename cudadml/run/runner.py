@@ -25,21 +25,21 @@ import sys
 
 import numpy as np
 
-from . import _memory, messages
-from ._memory import address_of, element_strides
-from .backends import CUDA, REFERENCE, host_backend
+from ..backends import CUDA, REFERENCE, host_backend
+from ..core import memory, messages
+from ..core.calls import Call, common_dtype
+from ..core.errors import BindingError, DescriptorError
+from ..core.memory import address_of, element_strides
+from ..core.operators import REGISTRY
+from ..core.tensor import MAX_DIMENSIONS, packed_strides
 from .bindings import check_element_dtype
-from .calls import Call, common_dtype
 from .compiled import CompiledOperator, check_views
-from .errors import BindingError, DescriptorError
-from .operators import REGISTRY
-from .tensor import MAX_DIMENSIONS, packed_strides
 
 __all__ = ["CACHE_BYTES", "ELEMENT_STRIDES", "PLAIN", "describe", "entry_for", "run", "run_on_device"]
 
 #: The most host memory, in bytes, that cudadml's caches hold together (64 MiB): the compiled
-#: operators of the array functions' calls and everything else they keep (``_memory``).
-CACHE_BYTES = _memory.CACHE_BYTES
+#: operators of the array functions' calls and everything else they keep (``core.memory``).
+CACHE_BYTES = memory.CACHE_BYTES
 #: Parts of a split share one allocation, each starting at a multiple of this many bytes.
 _PART_ALIGNMENT = 16
 _DTYPE, _SHAPE, _STRIDES = operator.attrgetter("dtype"), operator.attrgetter("shape"), operator.attrgetter("strides")
@@ -51,7 +51,7 @@ class _Entry:
     """A call's compiled operator (None when nothing is moved), its result shapes, the inputs
     and results it binds (None: all), whether a result nothing moves into is zeros, and for
     several results the byte offset of each in their one allocation (``total`` bytes);
-    ``nbytes``: its estimated size (``_memory.entry_bytes``), ``used``: hit since the cache
+    ``nbytes``: its estimated size (``memory.entry_bytes``), ``used``: hit since the cache
     last passed over it."""
 
     __slots__ = ("bound_inputs", "bound_outputs", "nbytes", "offsets", "op", "shapes", "total", "used", "zeros")
@@ -63,8 +63,8 @@ class _Entry:
 
 
 #: The store of every cache whose entries grow with a call, bounded in estimated bytes: the
-#: compiled calls (keyed by ``Call``), and what ``_memory.kept`` memoizes beside them.
-_CACHE = _memory.CACHE
+#: compiled calls (keyed by ``Call``), and what ``memory.kept`` memoizes beside them.
+_CACHE = memory.CACHE
 _ENTRIES = _CACHE._entries
 
 
@@ -371,10 +371,10 @@ def _compiled(call):
         # The reference backend runs the plan itself; the kernels (and their emulation) prepare
         # launches, at the first run, for the backend of this thread (``host_backend``).
         launched = kind != "numpy" or host_backend() is not REFERENCE
-        dims = _memory.key_dims(call.layouts) + sum(map(len, entry.shapes))
+        dims = memory.key_dims(call.layouts) + sum(map(len, entry.shapes))
         if out_layouts is not None:
-            dims += _memory.key_dims(out_layouts)
-        entry.nbytes = _memory.entry_bytes(dims, entry.op, len(call.layouts) + len(entry.shapes), launched)
+            dims += memory.key_dims(out_layouts)
+        entry.nbytes = memory.entry_bytes(dims, entry.op, len(call.layouts) + len(entry.shapes), launched)
         entry = _CACHE.add(call, entry)
     return entry
 

@@ -24,14 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from .bindings import Bindings, Slot
-from .compiled import CompiledBatch
-from .errors import DescriptorError, Violations, as_int, fill_docstring
-from .hooks import provided
-from .operators import OperatorDesc
-from .plan import CopyJob, CopyPlan, best_walk, merge_phases
-from .tensor import BufferTensorDesc, packed_strides
-from .testing import aligned_empty
+from ..core.errors import DescriptorError, Violations, as_int, fill_docstring
+from ..core.hooks import provided
+from ..core.memory import aligned_empty
+from ..core.operators import OperatorDesc
+from ..core.plan import CopyJob, CopyPlan, best_walk, merge_phases
+from ..core.tensor import BufferTensorDesc, packed_strides
+from ..run.bindings import Bindings, Slot
+from ..run.compiled import CompiledBatch
 
 __all__ = [
     "GraphDesc",
@@ -65,7 +65,7 @@ class GraphError(DescriptorError):
     >>> cd.GraphDesc(1, 1, [flip], [], [cd.GraphOutputEdge(0, 0, 0)])
     Traceback (most recent call last):
         ...
-    cudadml.graph.GraphError: Graph: nodes[0] (Slice1) input 0 is fed by no edge
+    cudadml.graphs.graph.GraphError: Graph: nodes[0] (Slice1) input 0 is fed by no edge
     Graph: graph input 0 feeds no node
     """
 
@@ -1087,7 +1087,7 @@ def _result(buffer, tensor, xp):
 
 
 def _cuda():
-    from .backends import CUDA
+    from ..backends import CUDA
 
     return CUDA
 
