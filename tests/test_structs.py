@@ -1,4 +1,4 @@
-"""The parameter structs: each C++ struct of kernels_cu/ against the NumPy dtype that mirrors it.
+"""The parameter structs: each C++ struct of the kernels (backends/kernels_cu/) against its NumPy dtype.
 
 ``kernels.layout_check`` appends to each kernel source a ``static_assert`` per field (offset,
 size, alignment, signedness; nested structs; an array's first and last elements) for every
