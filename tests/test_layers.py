@@ -194,8 +194,15 @@ def test_dir_lists_the_public_names_only():
 
 
 def _rules(op):
-    fields = ("gradient", "batched", "via", "chunked", "picture", "messages", "run")
-    return {f: getattr(op, f, None) for f in fields if getattr(op, f, None) is not None}
+    """The functions ``op`` registers: its rules, and those its declarations hold (a Dask
+    graph's piece, a picture's call)."""
+    fields = ("gradient", "batched", "via", "messages", "run")
+    rules = {f: getattr(op, f, None) for f in fields}
+    if op.chunked is not None:
+        rules["chunked.piece"] = op.chunked.piece
+    if op.picture is not None:
+        rules["picture.drawn"] = op.picture.drawn
+    return {f: rule for f, rule in rules.items() if rule is not None}
 
 
 def test_each_operator_is_defined_in_its_module_of_ops():

@@ -4,9 +4,9 @@ A picture is drawn from the geometry that runs, not a second formula: a descript
 (``windows``: per dimension ``(start, step, count)``, what it lowers to its plan) and SPLIT's and
 JOIN's parts along their axis; an array function's call normalised and validated as the
 function does it (``calls``, ``runner.describe``), whose windows are the descriptor's. Which
-picture an operator's call or descriptor is, is the operator's own rule (``Operator.picture``,
-in its module of ``cudadml.ops``), drawn with the generic pictures this module gives it
-(``PictureKit``); this module draws, and knows no operator by name.
+picture an operator's call or descriptor is, the operator declares (``Operator.picture``, in
+its module of ``cudadml.ops``); this module draws each kind with its generic pictures, and
+knows no operator by name.
 
 What is drawn follows the windows. The 2-D slices drawn are the first that a window reads (a
 tensor, SPLIT and JOIN: the first slices). A slice of at most ``MAX_ROWS`` by ``MAX_COLUMNS``
@@ -42,7 +42,7 @@ import numpy as np
 from ..core.errors import int_tuple
 from ..core.hooks import provide
 from ..core.indexing import window_start
-from ..core.operators import REGISTRY, OperatorDesc, desc_summary
+from ..core.operators import REGISTRY, OperatorDesc, desc_summary, tensors_text
 from ..core.overlap import overlaps_itself
 from ..core.tensor import BufferTensorDesc, last_element_index, packed_strides, tensor_text
 from ..graphs.graph import CompiledGraph, GraphDesc
@@ -1074,9 +1074,11 @@ def _scatter(title, windows, mults, sizes, strides, dy):
     return Explanation(title, grid, [f"each cell shows the element of {dy} it receives; . receives 0"], lay, slices)
 
 
-def _parts(title, sizes, strides, axis, extents, parts, split):
-    """SPLIT's or JOIN's picture of the grid ``(sizes, strides)``: part ``k`` covers ``extents[k]``
-    coordinates along ``axis`` after the parts before it (an empty part covers none)."""
+def _parts(title, sizes, strides, axis, parts, split):
+    """SPLIT's picture (``split``) or JOIN's of the grid ``(sizes, strides)``, each cell showing
+    the part it goes to (comes from): ``parts``, per part what its label says and its sizes,
+    whose extent along ``axis`` it covers after the parts before it (an empty part covers none)."""
+    extents = [part_sizes[axis] for _, part_sizes in parts]
     starts = list(itertools.accumulate(extents, initial=0))[:-1]
     lay = _layout(sizes, strides)
     slices = _plan(lay, ((lead, []) for lead in lay.first_leads()))
@@ -1101,7 +1103,8 @@ def _parts(title, sizes, strides, axis, extents, parts, split):
         marks = _offset_marks(strides, mark, lay, slices)
     legend = f"each cell shows the part it {'goes to' if split else 'comes from'}"
     bands = _Bands(axis, tuple(starts), tuple(extents))
-    return Explanation(title, _Grid(tuple(sizes), tuple(strides), marks), [legend], lay, slices, parts, bands)
+    labels = [f"part {k}: {said}" for k, (said, _) in enumerate(parts)]
+    return Explanation(title, _Grid(tuple(sizes), tuple(strides), marks), [legend], lay, slices, labels, bands)
 
 
 # ---- many windows: slice1_batch and its gradient -----------------------------------------------
@@ -1261,12 +1264,7 @@ def _batch(title, shape, operation, counts, legend):
     return Explanation(title, grid, [*legend, *_window_lines(operation, counts)], lay, slices, outlines=outlines)
 
 
-# ---- descriptors (each drawn by its operator's rule) and tensors ---------------------------------------
-
-
-def _of_desc(desc):
-    """The `Explanation` of an operator descriptor: its operator's picture rule."""
-    return _drawn(of_desc(desc), desc=desc)
+# ---- tensors ---------------------------------------------------------------------------------------
 
 
 def _of_tensor(tensor):
@@ -1297,7 +1295,7 @@ def _of_tensor(tensor):
     return Explanation(f"BufferTensorDesc: {tensor_text(tensor)}", grid, [legend], lay, slices)
 
 
-# ---- the operators' pictures: each its module's rule, drawn with the kit ------------------------------
+# ---- the operators' pictures: of a call or a descriptor, as each operator declares ------------------
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1313,60 +1311,144 @@ class Call:
     where: str
 
 
-class PictureKit:
-    """What an operator's picture rule (``Operator.picture``, in its module of ``cudadml.ops``)
-    draws with. A rule is ``picture(kit, call=None, desc=None)``: the `Explanation` of a `Call`
-    of its array function, or of its descriptor ``desc``. The kit gives the generic pictures
-    (`_gather`: a copy's cells read; `_scatter`: a gradient's cells written; `_parts`: SPLIT's
-    and JOIN's parts; `_batch`: many windows) and the call's arrays normalised and validated as
-    the function does it, for ``uint32`` arrays (so a rule raises what the function would)."""
-
-    DTYPE = np.dtype(np.uint32)
-    gather = staticmethod(_gather)
-    scatter = staticmethod(_scatter)
-    parts = staticmethod(_parts)
-    batch = staticmethod(_batch)
-    mults = staticmethod(_mults)
-    as_list = staticmethod(arrays.as_list)
-
-    @staticmethod
-    def shape(a, where) -> tuple[int, ...]:
-        """The shape of ``a``: an array's, or ``a`` given as a shape."""
-        return tuple(a.shape) if hasattr(a, "shape") else int_tuple(a, "shape", where)
-
-    def results(self, operation, shapes) -> tuple:
-        """The result shapes of ``operation`` on arrays of ``shapes``, validated as it runs."""
-        return describe(operation, self.DTYPE, shapes)
-
-    def operation(self, cls, call):
-        """``(operation, shape, results)``: ``call`` of one array normalised as its function
-        does it (``cls.of``, the call class, takes the shape, then the other arguments in
-        order), its array's shape and its result shapes."""
-        shape = self.shape(call.given, call.where)
-        operation = cls.of(shape, *call.arguments.values())
-        return operation, shape, self.results(operation, [shape])
-
-
-_KIT = PictureKit()
+#: The dtype a call drawn is validated for, as the function validates it (so a picture raises
+#: what the function would).
+DTYPE = np.dtype(np.uint32)
 _NOT_DRAWN = ("out", "stream", "chunks")  # arguments that play no part in a picture
 
 
-def _drawn(operator, **subject):
-    """``operator``'s picture rule's `Explanation` of ``subject`` (``call=`` or ``desc=``)."""
+def _shape(a, where) -> tuple[int, ...]:
+    """The shape of ``a``: an array's, or ``a`` given as a shape."""
+    return tuple(a.shape) if hasattr(a, "shape") else int_tuple(a, "shape", where)
+
+
+def _of_one(cls, call):
+    """``(operation, shape, results)``: ``call`` of one array normalised as its function does it
+    (``cls.of``, the call class, takes the shape, then the other arguments in order), its
+    array's shape and its result shapes."""
+    shape = _shape(call.given, call.where)
+    operation = cls.of(shape, *call.arguments.values())
+    return operation, shape, describe(operation, DTYPE, [shape])
+
+
+def _desc_title(desc):
+    return f"{type(desc).__name__}: {desc_summary(desc)}"
+
+
+def _gather_of_call(operator, call):
+    """The cells of x a window reads, each numbered with the output elements that read it."""
+    operation, shape, (result,) = _of_one(operator.call, call)
+    title, mults = f"cd.{call.name}: x {shape} -> {result}", _mults(result, operation.axis_map)
+    return _gather(title, operation.windows, mults, shape, packed_strides(shape), "x")
+
+
+def _gather_of_desc(desc):
+    """The cells of a gather descriptor's (``GatherDesc``) input that its window reads."""
+    (x,), (y,) = desc.input_tensors, desc.output_tensors
+    mults = packed_strides(y.sizes)
+    return _gather(_desc_title(desc), desc.windows, mults, x.sizes, x.effective_strides, "InputTensor")
+
+
+def _scatter_of_call(operator, call):
+    """Each cell of the result showing the element of dy it receives (zeros elsewhere)."""
+    operation, shape, (received,) = _of_one(operator.call, call)
+    title = f"cd.{call.name}: dy {shape} -> {received}"
+    mults = _mults(shape, operation.axis_map)  # dy is indexed as the forward call's result
+    return _scatter(title, operation.windows_for(shape), mults, received, packed_strides(received), "dy")
+
+
+def _scatter_of_desc(desc):
+    """Each cell of a gradient descriptor's (SLICE_GRAD's) result showing the element of its
+    InputGradientTensor it receives."""
+    (dy,), (grid,) = desc.input_tensors, desc.output_tensors
+    mults = packed_strides(dy.sizes)
+    return _scatter(_desc_title(desc), desc.windows, mults, grid.sizes, grid.effective_strides, "InputGradientTensor")
+
+
+def _split_of_call(operator, call):
+    """Each cell of x showing the part it goes to, each part labelled with its shape."""
+    operation, shape, results = _of_one(operator.call, call)
+    title = f"cd.{call.name}: x {shape} -> {len(results)} parts along axis {call.arguments['axis']}"  # as given
+    return _parts(title, shape, packed_strides(shape), operation.axis, [(s, s) for s in results], split=True)
+
+
+def _split_of_desc(desc):
+    (x,), outs, axis = desc.input_tensors, desc.output_tensors, desc.axis
+    title = f"{type(desc).__name__}: {tensor_text(x)} -> {len(outs)} parts along axis {axis}"
+    parts = [(tensors_text([t]), t.sizes) for t in outs]
+    return _parts(title, x.sizes, x.effective_strides, axis, parts, split=True)
+
+
+def _join_of_call(operator, call):
+    """Each cell of the result showing the part it comes from, each part labelled with its shape."""
+    shapes = [_shape(a, call.where) for a in call.given]
+    if not shapes:
+        raise ValueError(f"{call.name}: needs at least one array to join")
+    operation = operator.call.of(shapes[0], *call.arguments.values())  # as `join` calls it; describe checks the rest
+    (joined,) = describe(operation, DTYPE, shapes)
+    title = f"cd.{call.name}: {len(shapes)} parts along axis {call.arguments['axis']} -> {joined}"  # as given
+    return _parts(title, joined, packed_strides(joined), operation.axis, [(s, s) for s in shapes], split=False)
+
+
+def _join_of_desc(desc):
+    ins, (out,), axis = desc.input_tensors, desc.output_tensors, desc.axis
+    title = f"{type(desc).__name__}: {len(ins)} parts along axis {axis} -> {tensor_text(out)}"
+    parts = [(tensors_text([t]), t.sizes) for t in ins]
+    return _parts(title, out.sizes, out.effective_strides, axis, parts, split=False)
+
+
+def _batch_of_call(operator, call):
+    """Many windows: the call validated by its operator (``Picture.drawn``), given the shapes of
+    its first argument, one array (or shape) or a list of them."""
+    given, where = call.given, call.where
+    one = hasattr(given, "shape") or (
+        isinstance(given, (tuple, list)) and bool(given) and all(isinstance(v, (int, np.integer)) for v in given)
+    )
+    what = operator.call.ARGUMENT
+    shapes = [_shape(given, where)] if one else [_shape(a, where) for a in arrays.as_list(given, what, call.name)]
+    return _batch(*operator.picture.drawn(shapes, one, call.arguments, DTYPE))
+
+
+#: The picture of a call, and of a descriptor, of each kind (``Picture.kind``).
+_OF_CALL = {
+    "gather": _gather_of_call,
+    "scatter": _scatter_of_call,
+    "split": _split_of_call,
+    "join": _join_of_call,
+    "batch": _batch_of_call,
+}
+_OF_DESC = {"gather": _gather_of_desc, "scatter": _scatter_of_desc, "split": _split_of_desc, "join": _join_of_desc}
+
+
+def _declared(operator):
+    """``operator``'s picture declaration (``Operator.picture``)."""
     if operator.picture is None:
         raise TypeError(f"explain: {operator.name} has no picture")
-    return operator.picture(_KIT, **subject)
+    return operator.picture
+
+
+def _of_desc(desc):
+    """The `Explanation` of an operator descriptor, as its operator declares its picture."""
+    operator = of_desc(desc)
+    kind = _declared(operator).kind
+    if kind == "batch":
+        raise TypeError(
+            f"explain: a {type(desc).__name__}'s windows are data (its table's values), not drawn; "
+            f"explain(cd.{operator.name}, ...) draws a call's"
+        )
+    return _OF_DESC[kind](desc)
 
 
 def _of_call(fn, args, kwargs):
     """The `Explanation` of ``fn(*args, **kwargs)``, arrays given as shapes (or arrays): the
-    call normalised as the function normalises it, and validated for ``uint32`` arrays by the
+    call normalised as the function normalises it, and validated for ``DTYPE`` arrays by the
     rules it runs under (so it raises what the function would)."""
     name = fn.__name__
     bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
     (_, given), *rest = [(k, v) for k, v in bound.arguments.items() if k not in _NOT_DRAWN]
-    return _drawn(REGISTRY[name], call=Call(name, given, dict(rest), f"explain(cd.{name})"))
+    operator = REGISTRY[name]
+    return _OF_CALL[_declared(operator).kind](operator, Call(name, given, dict(rest), f"explain(cd.{name})"))
 
 
 def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
