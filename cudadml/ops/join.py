@@ -150,7 +150,7 @@ def _gradient(op, shapes, grads):
     """SPLIT of the result's gradient into the inputs' sizes along the axis."""
 
     sizes = [s[op.axis] for s in shapes]
-    split = operators.REGISTRY["split"].call
+    split = operators.REGISTRY["split"].call  # by its record: split imports this module (its gradient)
     return split.of(grads[0].shape, split_sizes=sizes, axis=op.axis, directml_types=op.directml_types), grads
 
 

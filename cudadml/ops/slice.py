@@ -12,6 +12,7 @@ from typing import NamedTuple
 from ..core import calls, messages, operators
 from ..core.enums import FeatureLevel
 from ..core.tensor import BufferTensorDesc
+from .slice_grad import SliceGrad
 
 
 @dataclass(frozen=True, repr=False)
@@ -167,9 +168,7 @@ def _gradient(op, shapes, grads):
     steps = [s or 1 for s in op.strides]
     sizes = [(n - 1) * s + 1 for n, s in zip(gy.shape, steps)]
     window = {"offsets": op.offsets, "sizes": sizes, "strides": steps}
-    return operators.REGISTRY["slice_grad"].call.of(gy.shape, shapes[0], **window, directml_types=op.directml_types), [
-        gy
-    ]
+    return SliceGrad.of(gy.shape, shapes[0], **window, directml_types=op.directml_types), [gy]
 
 
 def _batched(op, size):

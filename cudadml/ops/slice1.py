@@ -13,6 +13,7 @@ from ..core import calls, messages, operators
 from ..core.enums import FeatureLevel
 from ..core.indexing import window_reach, window_start
 from ..core.tensor import BufferTensorDesc
+from .slice_grad import SliceGrad
 
 
 @dataclass(frozen=True, repr=False)
@@ -165,8 +166,7 @@ def _gradient(op, shapes, grads):
     """SLICE_GRAD of the window: the result's gradient placed where the window read."""
 
     window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
-    slice_grad = operators.REGISTRY["slice_grad"].call
-    return slice_grad.of(grads[0].shape, shapes[0], **window, directml_types=op.directml_types), grads
+    return SliceGrad.of(grads[0].shape, shapes[0], **window, directml_types=op.directml_types), grads
 
 
 def _batched(op, size):

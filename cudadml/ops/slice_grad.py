@@ -177,7 +177,7 @@ def _gradient(op, shapes, grads):
     """SLICE1 of the window: the gradient read back where the forward slice read."""
 
     window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
-    slice1 = operators.REGISTRY["slice1"].call
+    slice1 = operators.REGISTRY["slice1"].call  # by its record: slice1 imports this module (its gradient)
     return slice1.of(grads[0].shape, **window, output_sizes=shapes[0], directml_types=op.directml_types), grads
 
 

@@ -17,6 +17,7 @@ from ..core import plan as _plan
 from ..core.enums import FeatureLevel
 from ..core.errors import DescriptorError, as_int, int_tuple, shown_value
 from ..core.tensor import BufferTensorDesc
+from .join import Join
 
 
 @dataclass(frozen=True, repr=False)
@@ -248,7 +249,7 @@ def _chunk_part(operation, counts):
 def _gradient(op, shapes, grads):
     """JOIN of the parts' gradients along the axis."""
 
-    return operators.REGISTRY["join"].call.of(grads[0].shape, op.axis, directml_types=op.directml_types), grads
+    return Join.of(grads[0].shape, op.axis, directml_types=op.directml_types), grads
 
 
 def _batched(op, size):
