@@ -236,14 +236,15 @@ def test_each_registered_operator_has_a_table_of_cases():
 
 
 def test_no_adapter_names_an_operator():
-    """The layers below the operators find them through the registry: no module outside
-    cudadml.ops imports an operator's module or its call classes."""
+    """The other layers find the operators through the registry, and build their graphs and
+    pictures from what each declares (``Operator.chunked``, ``Operator.picture``): no module
+    outside cudadml.ops imports an operator's module or its call classes."""
     from cudadml.core.operators import REGISTRY
 
     calls = {op.call.__name__ for op in REGISTRY.values()}
-    for module in ("display", "core.messages", "graphs.graph", "run.runner", "interop.torch", "interop.dask"):
-        path = PACKAGE.joinpath(*module.split("."))
-        text = (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).read_text()
+    modules = ("core/messages.py", "graphs/graph.py", "run/runner.py", "interop/torch.py", "interop/dask.py")
+    for path in [*PACKAGE.joinpath("display").glob("*.py"), *(PACKAGE / m for m in modules)]:
+        module, text = path.relative_to(PACKAGE), path.read_text()
         tree = ast.parse(text)
         named = {
             a.name

@@ -105,8 +105,10 @@ class Operator:
     * ``via(op) -> (operation, counts)``: for an operator without a torch operator of its own,
       the operation of one that runs it, on its array viewed as ``counts`` (an index runs as
       SLICE1 or SLICE_GRAD of its windows);
-    * ``chunked``: its Dask graph, a ``Chunking`` the Dask adapter builds;
-    * ``picture``: its picture, a ``Picture`` the display draws;
+    * ``chunked``: which Dask graph its call has, with its operation on one piece (a
+      ``Chunking``: data the Dask adapter builds from);
+    * ``picture``: which picture ``explain`` draws of it (a ``Picture``: data the display
+      draws from);
     * ``messages(op, shapes, window, given)``: its table of DirectML's names in the caller's
       words (``messages.fields``);
     * ``run(kit, op, inputs, outs, stream)``: how the array functions run it, where its call is
