@@ -16,6 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cudadml as cd
+from cudadml.display import explanation, layout, pictures
+from cudadml.display.svg import CELL, PALETTE
 from cudadml.examples import EXAMPLES
 
 F32 = cd.TensorDataType.FLOAT32
@@ -128,7 +130,7 @@ def test_split_and_join_pictures_colour_each_part(fn, args, kwargs, parts):
     }
     assert len(picture.parts) == 3
     svg = picture.svg
-    assert all(colour in svg for colour in (cd.display.PALETTE[0], cd.display.PALETTE[2]))
+    assert all(colour in svg for colour in (PALETTE[0], PALETTE[2]))
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
@@ -179,7 +181,7 @@ def test_a_crop_of_an_image_is_drawn_whole_and_at_its_corners():
     # Each channel whole at a reduced scale, the crop outlined on it; at cell scale, the crop's
     # corners: six rows and columns of each side and one outside, where they lie in the image.
     assert [(s.lead, s.overview) for s in picture.slices] == [((0,), True), ((1,), True), ((2,), True)]
-    assert {s.boxes for s in picture.slices} == {(cd.display._Box(None, (100, 355), (201, 456)),)}
+    assert {s.boxes for s in picture.slices} == {(layout.Box(None, (100, 355), (201, 456)),)}
     views = [(v.rows, v.cells, v.at) for v in picture.slices[0].views]
     top, bottom, left, right = range(99, 106), range(350, 357), range(200, 207), range(451, 458)
     assert views == [(top, left, (0, 0)), (top, right, (0, 1)), (bottom, left, (1, 0)), (bottom, right, (1, 1))]
@@ -213,10 +215,10 @@ def test_a_window_that_fits_is_drawn_whole_with_a_cell_around_it():
 def test_large_tensors_are_drawn_a_few_slices_and_say_so():
     picture = cd.explain(cd.strided_slice, (10, 30, 40), np.s_[:, ::2])
     lines = repr(picture).splitlines()
-    assert lines[-1] == f"{10 - cd.display.MAX_LARGE_SLICES} more 2-D slices not drawn"
-    assert sum(line.startswith("[") for line in lines) == cd.display.MAX_LARGE_SLICES
+    assert lines[-1] == f"{10 - layout.MAX_LARGE_SLICES} more 2-D slices not drawn"
+    assert sum(line.startswith("[") for line in lines) == layout.MAX_LARGE_SLICES
     small = cd.explain(cd.strided_slice, (10, 4, 5), np.s_[:, ::2])
-    assert repr(small).splitlines()[-1] == f"{10 - cd.display.MAX_SLICES} more 2-D slices not drawn"
+    assert repr(small).splitlines()[-1] == f"{10 - layout.MAX_SLICES} more 2-D slices not drawn"
     # The slices drawn are the first the window reads: none of the unread first ones.
     assert [s.lead for s in cd.explain(cd.strided_slice, (10, 4, 5), np.s_[7:2:-2]).slices] == [(3,), (5,), (7,)]
 
@@ -262,7 +264,7 @@ def test_the_svg_is_one_well_formed_document_with_each_view_labelled(picture):
     expected = {}
     for s in picture.slices:
         for view in s.views:
-            rows = picture._cells(s.lead, view)
+            rows = picture.cells(s.lead, view)
             labels = [label for row in rows for label, _, kind in row if kind == "mark"]
             expected[s.lead, (view.rows[0], view.rows[-1]), (view.cells[0], view.cells[-1])] = labels
     assert views.keys() == expected.keys()
@@ -505,7 +507,7 @@ def test_a_batch_picture_lists_outlines_and_numbers_each_window_and_arrows_its_f
     colours = {o: part for o, (_, part) in picture.grid.marks.items()}  # the first window reading a cell
     assert colours == {0: 0, 1: 0, 4: 0, 5: 0, 6: 1, 7: 1, 9: 2, 10: 1, 11: 1, 13: 2, 14: 2}
     outlines, tags, arrows, ((left, top, cell, height),) = _svg_parts(picture.svg)
-    assert cell == height == cd.display._CELL  # labels of at most 3 characters fit the least width
+    assert cell == height == CELL  # labels of at most 3 characters fit the least width
     assert outlines == [(left + c * cell, top + r * cell, 2 * cell, 2 * cell) for r, c in ((0, 0), (1, 2), (2, 1))]
     assert tags == ["0", "1", "2"]
     # Window 1 reads its columns right to left, along its bottom; window 2 its rows upwards, on its right.
@@ -536,11 +538,11 @@ def _expected_slices(shape, read, large):
     slices, done = [], set()
     for lead in sorted(leads):
         outlined = sum(len(ks) for _, ks in slices)
-        if outlined == cd.display.MAX_OUTLINES and large:
+        if outlined == pictures.MAX_OUTLINES and large:
             break
         if set(leads[lead]) <= done:
             continue
-        ks = leads[lead][: cd.display.MAX_OUTLINES - outlined]
+        ks = leads[lead][: pictures.MAX_OUTLINES - outlined]
         done |= set(ks)
         slices.append((lead, ks))
     return slices, leads
@@ -582,7 +584,7 @@ def test_a_batch_picture_marks_and_outlines_what_each_window_reads(shape, n, per
     # The slices drawn: a prefix (the picture's budget) of those that show a window not outlined
     # yet; each window outlined there around all it reads there, with its flips.
     rows, columns = (shape[-2] if len(shape) > 1 else 1), shape[-1]
-    large = rows > cd.display.MAX_ROWS or columns > cd.display.MAX_COLUMNS
+    large = rows > layout.MAX_ROWS or columns > layout.MAX_COLUMNS
     expected, leads = _expected_slices(shape, read, large)
     assert (
         1 <= len(picture.slices)
@@ -616,8 +618,8 @@ def test_a_batch_picture_says_how_many_windows_it_drew_no_cells_of(n):
     text = repr(picture)
     rows = [line.split(None, 1)[1] for line in text.splitlines() if re.fullmatch(r"\d+ +[\d,. ]+", line)]
     drawn = {int(k) for row in rows for k in re.findall(r"\d+", row)}
-    hidden = n - cd.display.MAX_INSET_WINDOWS
-    assert drawn == set(range(cd.display.MAX_INSET_WINDOWS))
+    hidden = n - layout.MAX_INSET_WINDOWS
+    assert drawn == set(range(layout.MAX_INSET_WINDOWS))
     assert text.splitlines()[-1] == f"{hidden} more {'window' if hidden == 1 else 'windows'} not drawn at cell scale"
 
 
@@ -626,16 +628,16 @@ def test_a_per_sample_batch_outlines_each_window_in_its_own_sample():
     windows = {"window_offsets": offsets, "window_sizes": [2, 3], "window_strides": strides, "per_sample": True}
     picture = cd.explain(cd.slice1_batch, (12, 4, 5), **windows)
     boxes = picture.outlines.boxes
-    assert [[k for k, *_ in slice_boxes] for slice_boxes in boxes] == [[s] for s in range(cd.display.MAX_SLICES)]
+    assert [[k for k, *_ in slice_boxes] for slice_boxes in boxes] == [[s] for s in range(layout.MAX_SLICES)]
     assert boxes[1] == [(1, (1, 2), (2, 4), (False, True))] and boxes[2] == [(2, (2, 3), (1, 3), (True, False))]
     lines = repr(picture).splitlines()
     assert lines[:4] == [
         "cd.slice1_batch: x (12, 4, 5) -> (12, 2, 3)",
         "12 windows of x; each cell is numbered with the windows that read it",
-        f"12 windows; {cd.display.MAX_SLICES} drawn, outlined and numbered",
+        f"12 windows; {layout.MAX_SLICES} drawn, outlined and numbered",
         "per_sample: window k reads x[k]; its offsets, sizes and strides are along x[k]'s axes",
     ]
-    assert lines[4 + cd.display.MAX_LISTED] == f"... and {12 - cd.display.MAX_LISTED} more windows"
+    assert lines[4 + pictures.MAX_LISTED] == f"... and {12 - pictures.MAX_LISTED} more windows"
     assert lines[-2:] == ["4 more 2-D slices not drawn", "4 windows read no 2-D slice drawn"]
     assert lines[lines.index("[1, :, :]") + 2 : lines.index("[1, :, :]") + 6] == [
         "0  . . . . .",
@@ -644,7 +646,7 @@ def test_a_per_sample_batch_outlines_each_window_in_its_own_sample():
         "3  . . . . .",
     ]
     outlines, tags, arrows, _ = _svg_parts(picture.svg)
-    assert len(outlines) == cd.display.MAX_SLICES and tags == [str(s) for s in range(cd.display.MAX_SLICES)]
+    assert len(outlines) == layout.MAX_SLICES and tags == [str(s) for s in range(layout.MAX_SLICES)]
     assert len(arrows) == 2
 
 
@@ -715,7 +717,7 @@ _SCATTERED = _windows(  # per-window sizes and strides, over a large array; the 
 )
 _PER_SAMPLE = _windows(_RNG.integers(0, 16, (_N, 2)), [32, 32], _SIGNS, per_sample=True)
 _IMAGE = _windows(_RNG.integers(0, 400, (_N, 2)), [64, 64], _SIGNS)  # 10 000 crops of a 480 x 640 image
-_LARGE = cd.display.MAX_LARGE_SLICES
+_LARGE = layout.MAX_LARGE_SLICES
 
 
 @pytest.mark.parametrize(
@@ -746,8 +748,8 @@ def test_a_picture_of_ten_thousand_windows_draws_a_sample_and_says_so(draw, outl
     assert (picture.outlines.left_out, picture.outlines.unseen) == (left_out, unseen)
     text, svg = repr(picture), picture.svg
     assert f"{_N} windows; {outlined} drawn, outlined and numbered" in text.splitlines()[2]
-    assert sum(line.startswith("window ") for line in text.splitlines()) == cd.display.MAX_LISTED
-    assert f"... and {_N - cd.display.MAX_LISTED} more windows" in text
+    assert sum(line.startswith("window ") for line in text.splitlines()) == pictures.MAX_LISTED
+    assert f"... and {_N - pictures.MAX_LISTED} more windows" in text
     assert (f"{unseen} windows read no 2-D slice drawn" in text) == bool(unseen)
     assert f"{_N} windows; {outlined} drawn" in svg
     # Outlined on the overview, and at cell scale the first windows' cells (of one per sample, each).
@@ -797,7 +799,7 @@ _PICTURES = {
 @pytest.mark.parametrize("draw", _PICTURES.values(), ids=_PICTURES.keys())
 def test_every_picture_is_at_most_64_kb_and_made_in_50_ms(draw):
     svg = draw().svg
-    assert len(svg.encode()) <= cd.display.MAX_BYTES == 64 * 1024
+    assert len(svg.encode()) <= explanation.MAX_BYTES == 64 * 1024
     assert "parts of the picture not drawn" not in svg  # the cells' budget keeps it under: nothing left out
     ET.fromstring(svg)
     # 50 ms on a slow CI machine: these take 1 to 15 ms here; the best of three ignores noise.

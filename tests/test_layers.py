@@ -194,8 +194,15 @@ def test_dir_lists_the_public_names_only():
 
 
 def _rules(op):
-    fields = ("gradient", "batched", "via", "chunked", "picture", "messages", "run")
-    return {f: getattr(op, f, None) for f in fields if getattr(op, f, None) is not None}
+    """The functions ``op`` registers: its rules, and those its declarations hold (a Dask
+    graph's piece, a picture's call)."""
+    fields = ("gradient", "batched", "via", "messages", "run")
+    rules = {f: getattr(op, f, None) for f in fields}
+    if op.chunked is not None:
+        rules["chunked.piece"] = op.chunked.piece
+    if op.picture is not None:
+        rules["picture.drawn"] = op.picture.drawn
+    return {f: rule for f, rule in rules.items() if rule is not None}
 
 
 def test_each_operator_is_defined_in_its_module_of_ops():
@@ -229,14 +236,15 @@ def test_each_registered_operator_has_a_table_of_cases():
 
 
 def test_no_adapter_names_an_operator():
-    """The layers below the operators find them through the registry: no module outside
-    cudadml.ops imports an operator's module or its call classes."""
+    """The other layers find the operators through the registry, and build their graphs and
+    pictures from what each declares (``Operator.chunked``, ``Operator.picture``): no module
+    outside cudadml.ops imports an operator's module or its call classes."""
     from cudadml.core.operators import REGISTRY
 
     calls = {op.call.__name__ for op in REGISTRY.values()}
-    for module in ("display", "core.messages", "graphs.graph", "run.runner", "interop.torch", "interop.dask"):
-        path = PACKAGE.joinpath(*module.split("."))
-        text = (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).read_text()
+    modules = ("core/messages.py", "graphs/graph.py", "run/runner.py", "interop/torch.py", "interop/dask.py")
+    for path in [*PACKAGE.joinpath("display").glob("*.py"), *(PACKAGE / m for m in modules)]:
+        module, text = path.relative_to(PACKAGE), path.read_text()
         tree = ast.parse(text)
         named = {
             a.name

@@ -6,7 +6,7 @@ SVG's size (one device pixel a CSS pixel). The PNG is read with zlib and NumPy. 
 cells are worked out here from their offsets, sizes and strides (or from the worked examples'
 own outputs), independently of the pictures; where the cells are drawn comes from each view's
 and overview's ``data-`` attributes (its origin and the size of a cell). Then, in the
-screenshot: each outline (drawn in ``cd.display.OUTLINE``, a colour used for nothing else) lies
+screenshot: each outline (drawn in ``cudadml.display.svg.OUTLINE``, a colour used for nothing else) lies
 on the edges of its window's cells, on every side where the window ends in the view; no pixel
 of that colour lies anywhere else; the cells a window reads are filled and those none reads are
 white. The cases: a crop of an image, 10 000 crops of it, and the calls of the notebooks.
@@ -31,14 +31,15 @@ import numpy as np
 import pytest
 
 import cudadml as cd
+from cudadml.display import explanation, svg
 from cudadml.examples import EXAMPLES
 
 CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 
 SVG = "{http://www.w3.org/2000/svg}"
-OUTLINE = tuple(int(cd.display.OUTLINE[k : k + 2], 16) for k in (1, 3, 5))
-READ = tuple(int(cd.display._READ[k : k + 2], 16) for k in (1, 3, 5))
+OUTLINE = tuple(int(svg.OUTLINE[k : k + 2], 16) for k in (1, 3, 5))
+READ = tuple(int(svg.READ[k : k + 2], 16) for k in (1, 3, 5))
 WHITE = (255, 255, 255)
 
 
@@ -407,5 +408,5 @@ def test_large_pictures_draw_the_window_at_a_readable_scale(screenshots):
         picture, _, (width, _) = screenshots[case]
         geometry = _geometry(picture.svg)
         assert sum(item["kind"] == "overview" for item in geometry) == len(picture.slices) >= 1
-        assert all(item["cell"][1] == cd.display._CELL for item in geometry if item["kind"] == "view")
-        assert width <= 1100 and len(picture.svg.encode()) <= cd.display.MAX_BYTES
+        assert all(item["cell"][1] == svg.CELL for item in geometry if item["kind"] == "view")
+        assert width <= 1100 and len(picture.svg.encode()) <= explanation.MAX_BYTES

@@ -30,7 +30,7 @@ from .indexing import window_reach, window_start
 from .overlap import overlaps_itself
 from .tensor import BOUNDS_RULE, UINT32_MAX, BufferTensorDesc, tensor_text
 
-__all__ = ["REGISTRY", "Operator", "OperatorDesc", "OperatorSupport", "register"]
+__all__ = ["REGISTRY", "Chunking", "Operator", "OperatorDesc", "OperatorSupport", "Picture", "register"]
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
@@ -61,6 +61,36 @@ SLICE_TYPES = ((_L.LEVEL_1_0, TYPES_1_0), (_L.LEVEL_2_1, TYPES_2_1), (_L.LEVEL_4
 
 
 @dataclass(frozen=True)
+class Chunking:
+    """Which Dask graph an operator's call has (``Operator.chunked``), which the Dask adapter
+    builds, and ``piece``: the operation on one piece, a plain function of the call's operation
+    and what the graph's kind gives (none for many windows, each run of them one task).
+
+    ``kind``: "window" (its operation's ``windows`` and ``axis_map``: ``piece(operation,
+    windows, rank)``), "gradient" (a window's gradient, its operation's ``windows_for(dy_shape)``:
+    ``piece(operation, extents, steps, counts, dy_shape)``), "split" or "join" (parts along
+    ``operation.axis``: ``piece(operation, counts)``) or "windows" (many windows)."""
+
+    kind: str
+    piece: Callable | None = None
+
+
+@dataclass(frozen=True)
+class Picture:
+    """Which picture ``explain`` draws of an operator's call or descriptor (``Operator.picture``),
+    from its geometry: ``kind``, "gather" (the cells a window reads, its operation's
+    ``windows``), "scatter" (where a gradient lands, its operation's ``windows_for(dy_shape)``),
+    "split" or "join" (the parts along the axis) or "batch" (many windows, whose descriptor's
+    windows are data, not drawn). A batch's call is its operator's own: ``drawn(shapes, one,
+    arguments, dtype)`` validates it as its function does (the shapes of its first argument,
+    ``one`` an array, else a list of them, and the others in the function's order, for arrays
+    of ``dtype``) and gives ``(title, grid shape, operation, counts, legend)``."""
+
+    kind: str
+    drawn: Callable | None = None
+
+
+@dataclass(frozen=True)
 class Operator:
     """One operator's pieces, registered by its module of ``cudadml.ops``.
 
@@ -75,9 +105,10 @@ class Operator:
     * ``via(op) -> (operation, counts)``: for an operator without a torch operator of its own,
       the operation of one that runs it, on its array viewed as ``counts`` (an index runs as
       SLICE1 or SLICE_GRAD of its windows);
-    * ``chunked(kit, op, inputs, module, shapes, chunks)``: its Dask graph, built with the Dask
-      adapter's ``kit``;
-    * ``picture(kit, ...)``: its picture, drawn with the display's ``kit``;
+    * ``chunked``: which Dask graph its call has, with its operation on one piece (a
+      ``Chunking``: data the Dask adapter builds from);
+    * ``picture``: which picture ``explain`` draws of it (a ``Picture``: data the display
+      draws from);
     * ``messages(op, shapes, window, given)``: its table of DirectML's names in the caller's
       words (``messages.fields``);
     * ``run(kit, op, inputs, outs, stream)``: how the array functions run it, where its call is
@@ -92,8 +123,8 @@ class Operator:
     batched: Callable | None = None
     torch_schema: str | None = None
     via: Callable | None = None
-    chunked: Callable | None = None
-    picture: Callable | None = None
+    chunked: Chunking | None = None
+    picture: Picture | None = None
     messages: Callable | None = None
     run: Callable | None = None
 

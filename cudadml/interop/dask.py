@@ -27,10 +27,9 @@ a view of the output chunk. By default the parts of a split are cut where the in
 has the inputs' chunks along its axis, so where part boundaries fall on chunk boundaries
 nothing is copied.
 
-This module names no operator: each registers its chunking rule with itself
-(``Operator.chunked``, in its module of ``cudadml.ops``), which builds its graph with ``KIT``:
-this module's builders of the graphs above (window, gradient, split, join, windows), given the
-operator's own facts (its operation on one piece); the adapter runs the rule ``REGISTRY`` holds.
+This module names no operator: each declares which of the graphs above its call has, and its
+operation on one piece (``Operator.chunked``, a ``Chunking``, in its module of ``cudadml.ops``);
+the adapter builds the graph of that kind (``_BUILDERS``) from the declaration ``REGISTRY`` holds.
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ import importlib
 import itertools
 import math
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import dask.array as da
 import numpy as np
@@ -123,7 +121,7 @@ class DaskAdapter:
                 f"{operation.function}: stream= does not apply to Dask arrays: each chunk runs on its worker's "
                 "current stream"
             )
-        chunked = REGISTRY[operation.function].chunked  # the operator's chunking rule (cudadml.ops)
+        chunked = REGISTRY[operation.function].chunked  # the operator's declaration (cudadml.ops)
         if chunked is None:
             raise _no_chunking(operation.function)
         span = SPAN_RULE.set(False)  # each chunk is a buffer of its own, checked below and by its own call
@@ -132,7 +130,7 @@ class DaskAdapter:
         finally:
             SPAN_RULE.reset(span)
         module = _module(operation.function, inputs[0], operation.ARGUMENT)
-        result = chunked(KIT, operation, inputs, module, shapes, chunks)
+        result = _BUILDERS[chunked.kind](operation, inputs, module, shapes, chunks, chunked.piece)
         return result if isinstance(result, list) else [result]
 
 
@@ -140,7 +138,7 @@ ADAPTER = DaskAdapter()
 
 
 def _no_chunking(name):
-    """The refusal of an operator that registers no chunking rule, naming its forward operator
+    """The refusal of an operator that declares no chunking, naming its forward operator
     where that one has one (``slice1_batch_grad``: slice1_batch does)."""
     forward = REGISTRY.get(name.removesuffix("_grad"))
     does = f" ({forward.name} does)" if forward is not None and forward.name != name and forward.chunked else ""
@@ -257,7 +255,7 @@ def _empty_graph(name, x, module, dtype, chunks, zeros):
     return _array(name, dsk, chunks, module, dtype, [x])
 
 
-# ---- windows: slice, slice1, strided_slice (kit.window) ---------------------------------------------
+# ---- windows: slice, slice1, strided_slice ("window") ------------------------------------------------
 
 
 def _gather(name, sources, module, dtype, axis_map, chunks, plan, make_call, alias=False):
@@ -347,19 +345,20 @@ def _gradient_follow(start, step, count, dy_sizes, n):
     return (*before, *inner, *after)
 
 
-def _build_gradient(operation, inputs, module, shapes, chunks, windows, local):
-    """A window's gradient (slice_grad, strided_slice_grad), ``windows`` per axis of the
-    result: an output chunk gathers the window positions inside it, one operation per ``dy``
-    chunk they come from, each into the box from its first to its last position; a chunk that
-    holds none is zeros and reads nothing. ``local(operation, extents, steps, counts,
-    dy_shape)``: the operation on a piece, placing ``counts`` elements (per axis, every
-    ``step``) of a ``dy`` box of ``dy_shape`` in a box of ``extents``."""
+def _build_gradient(operation, inputs, module, shapes, chunks, local):
+    """A window's gradient (slice_grad, strided_slice_grad), ``operation.windows_for(dy.shape)``
+    per axis of the result: an output chunk gathers the window positions inside it, one
+    operation per ``dy`` chunk they come from, each into the box from its first to its last
+    position; a chunk that holds none is zeros and reads nothing. ``local(operation, extents,
+    steps, counts, dy_shape)``: the operation on a piece, placing ``counts`` elements (per axis,
+    every ``step``) of a ``dy`` box of ``dy_shape`` in a box of ``extents``."""
     (dy,), (shape,), dtype = inputs, shapes, inputs[0].dtype
     name, axis_map = operation.function, operation.axis_map
     token = f"{name}-{tokenize(dy.name, operation, shape, chunks)}"
     if 0 in shape or 0 in dy.shape:
         default = da.core.normalize_chunks("auto", shape, dtype=dtype)
         return _empty_graph(token, dy, module, dtype, _chunks(chunks, default, shape, dtype), 0 not in shape)
+    windows = operation.windows_for(dy.shape)
     dy_axis = {r: d for d, r in enumerate(axis_map) if r is not None}  # dy's axis -> the window's
     # An axis of dy that no window has (``None`` in a key adds it) holds one element: read the
     # chunk that holds it (others along it are empty).
@@ -486,7 +485,7 @@ def _build_join(operation, inputs, module, shapes, chunks, piece):
     return _array(token, dsk, out_chunks, module, dtype, inputs)
 
 
-# ---- many windows: slice1_batch (kit.windows) ------------------------------------------------------
+# ---- many windows: slice1_batch ("windows") ---------------------------------------------------------
 
 
 def _windows_block(region, offsets, sizes, strides, per_sample, feature_level, directml_types):
@@ -498,12 +497,13 @@ def _windows_block(region, offsets, sizes, strides, per_sample, feature_level, d
     return result[0] if isinstance(result, list) else result  # per-window sizes: one window per task
 
 
-def _build_windows(operation, inputs, module, shapes, chunks):
+def _build_windows(operation, inputs, module, shapes, chunks, piece=None):
     """Each output chunk holds a run of windows (with per-window sizes: each window is its own
     array) and is one task on the box of ``x`` its windows read (a Dask slice of ``x``, made one
     chunk), its windows moved to that box; with ``per_sample`` the runs follow ``x``'s chunks
     along its first axis (an empty chunk of ``x`` holds no window: no run, no chunk). ``chunks``:
-    windows per chunk (an int, or sizes along the window axis)."""
+    windows per chunk (an int, or sizes along the window axis). ``piece``: none (a task runs its
+    windows whole)."""
     (x,) = inputs
     offsets, per_sample = operation.offsets, operation.per_sample
     n, d = offsets.shape
@@ -544,13 +544,12 @@ def _build_windows(operation, inputs, module, shapes, chunks):
     return da.concatenate(parts, axis=0)
 
 
-#: The Dask machinery an operator's chunking rule (``Operator.chunked``, in its module of
-#: ``cudadml.ops``) builds its graph with: the graph of each kind of call, given the operator's
-#: own facts (its operation on one piece).
-KIT = SimpleNamespace(
-    window=_build_window,
-    gradient=_build_gradient,
-    split=_build_split,
-    join=_build_join,
-    windows=_build_windows,
-)
+#: The graph of each kind of call (``Chunking.kind``), built from the operator's operation on
+#: one piece.
+_BUILDERS = {
+    "window": _build_window,
+    "gradient": _build_gradient,
+    "split": _build_split,
+    "join": _build_join,
+    "windows": _build_windows,
+}

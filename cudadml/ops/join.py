@@ -12,8 +12,7 @@ from typing import NamedTuple
 from ..core import calls, messages, operators
 from ..core import plan as _plan
 from ..core.enums import FeatureLevel
-from ..core.tensor import BufferTensorDesc, packed_strides, tensor_text
-from .split import parts_picture
+from ..core.tensor import BufferTensorDesc
 
 
 @dataclass(frozen=True, repr=False)
@@ -144,11 +143,6 @@ def _chunk_part(operation, counts):
     return operation
 
 
-def _chunked(kit, operation, inputs, module, shapes, chunks):
-    """The inputs' chunks along the axis (by default), whole chunks aliased."""
-    return kit.join(operation, inputs, module, shapes, chunks, _chunk_part)
-
-
 # ---- PyTorch: gradient and vmap ----
 
 
@@ -156,7 +150,7 @@ def _gradient(op, shapes, grads):
     """SPLIT of the result's gradient into the inputs' sizes along the axis."""
 
     sizes = [s[op.axis] for s in shapes]
-    split = operators.REGISTRY["split"].call
+    split = operators.REGISTRY["split"].call  # by its record: split imports this module (its gradient)
     return split.of(grads[0].shape, split_sizes=sizes, axis=op.axis, directml_types=op.directml_types), grads
 
 
@@ -165,25 +159,7 @@ def _batched(op, size):
     return op._replace(axis=op.axis + 1)
 
 
-# ---- pictures and messages ----
-
-
-def _picture(kit, call=None, desc=None):
-    """JOIN drawn with the display's ``kit`` (``explain``): each cell of the result shows the
-    part it comes from; of a ``call`` of ``cd.join``, or of a descriptor ``desc``."""
-    if desc is not None:
-        ins, out, axis = desc.input_tensors, desc.output_tensor, desc.axis
-        title = f"{type(desc).__name__}: {len(ins)} parts along axis {axis} -> {tensor_text(out)}"
-        parts = [(operators.tensors_text([t]), t.sizes) for t in ins]
-        return parts_picture(kit, title, out.sizes, out.effective_strides, axis, parts, split=False)
-    shapes = [kit.shape(a, call.where) for a in call.given]
-    if not shapes:
-        raise ValueError(f"{Join.NAME}: needs at least one array to join")
-    operation = Join.of(shapes[0], *call.arguments.values())  # as `join` calls it; describe checks the rest
-    (joined,) = kit.results(operation, shapes)
-    title = f"cd.{call.name}: {len(shapes)} parts along axis {call.arguments['axis']} -> {joined}"  # as given
-    parts = [(s, s) for s in shapes]  # each labelled with its shape
-    return parts_picture(kit, title, joined, packed_strides(joined), operation.axis, parts, split=False)
+# ---- messages ----
 
 
 def _messages(op, shapes, window, given):
@@ -221,8 +197,8 @@ OPERATOR = operators.register(
         gradient=_gradient,
         batched=_batched,
         torch_schema="int axis",
-        chunked=_chunked,
-        picture=_picture,
+        chunked=operators.Chunking("join", _chunk_part),
+        picture=operators.Picture("join"),  # the part each cell of the result comes from
         messages=_messages,
     )
 )

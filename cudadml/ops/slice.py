@@ -11,7 +11,8 @@ from typing import NamedTuple
 
 from ..core import calls, messages, operators
 from ..core.enums import FeatureLevel
-from ..core.tensor import BufferTensorDesc, packed_strides
+from ..core.tensor import BufferTensorDesc
+from .slice_grad import SliceGrad
 
 
 @dataclass(frozen=True, repr=False)
@@ -152,11 +153,6 @@ def _chunk_window(operation, windows, rank):
     return operation._replace(offsets=offsets, sizes=counts, strides=steps)
 
 
-def _chunked(kit, operation, inputs, module, shapes, chunks):
-    """Each piece a SLICE of one chunk of ``x``."""
-    return kit.window(operation, inputs, module, shapes, chunks, _chunk_window)
-
-
 # ---- PyTorch: gradient and vmap ----
 
 
@@ -172,9 +168,7 @@ def _gradient(op, shapes, grads):
     steps = [s or 1 for s in op.strides]
     sizes = [(n - 1) * s + 1 for n, s in zip(gy.shape, steps)]
     window = {"offsets": op.offsets, "sizes": sizes, "strides": steps}
-    return operators.REGISTRY["slice_grad"].call.of(gy.shape, shapes[0], **window, directml_types=op.directml_types), [
-        gy
-    ]
+    return SliceGrad.of(gy.shape, shapes[0], **window, directml_types=op.directml_types), [gy]
 
 
 def _batched(op, size):
@@ -182,30 +176,7 @@ def _batched(op, size):
     return calls.widened(op, size)
 
 
-# ---- pictures and messages ----
-
-
-def gather_picture(kit, call_class, call=None, desc=None):
-    """A window read, drawn with the display's ``kit``: the cells of the array the window lies
-    in that it reads, each numbered with the output elements that read it; of a ``call`` of
-    ``call_class`` (whose operations have ``windows`` and ``axis_map``), or of a descriptor
-    ``desc`` (a ``GatherDesc``: SLICE's, SLICE1's)."""
-    if desc is not None:
-        x = desc.input_tensor
-        title = f"{type(desc).__name__}: {operators.desc_summary(desc)}"
-        mults = packed_strides(desc.output_tensor.sizes)
-        return kit.gather(title, desc.windows, mults, x.sizes, x.effective_strides, "InputTensor")
-    operation, shape, (result,) = kit.operation(call_class, call)
-    title = f"cd.{call.name}: x {shape} -> {result}"
-    mults = kit.mults(result, operation.axis_map)
-    return kit.gather(title, operation.windows, mults, shape, packed_strides(shape), "x")
-
-
-def _picture(kit, call=None, desc=None):
-    """SLICE drawn with the display's ``kit`` (``explain``): the cells of x that its window
-    reads, each numbered with the output elements that read it; of a ``call`` of ``cd.slice``,
-    or of a descriptor ``desc``."""
-    return gather_picture(kit, Slice, call, desc)
+# ---- messages ----
 
 
 def _messages(op, shapes, window, given):
@@ -239,8 +210,8 @@ OPERATOR = operators.register(
         gradient=_gradient,
         batched=_batched,
         torch_schema="int[] offsets, int[] sizes, int[] strides",
-        chunked=_chunked,
-        picture=_picture,
+        chunked=operators.Chunking("window", _chunk_window),  # each piece a SLICE of one chunk of x
+        picture=operators.Picture("gather"),  # the cells of x the window reads
         messages=_messages,
     )
 )

@@ -13,7 +13,7 @@ from ..core import calls, messages, operators
 from ..core.enums import FeatureLevel
 from ..core.indexing import window_reach, window_start
 from ..core.tensor import BufferTensorDesc
-from .slice import gather_picture
+from .slice_grad import SliceGrad
 
 
 @dataclass(frozen=True, repr=False)
@@ -159,11 +159,6 @@ def _chunk_window(operation, windows, rank):
     )
 
 
-def _chunked(kit, operation, inputs, module, shapes, chunks):
-    """Each piece a SLICE1 of one chunk of ``x``."""
-    return kit.window(operation, inputs, module, shapes, chunks, _chunk_window)
-
-
 # ---- PyTorch: gradient and vmap ----
 
 
@@ -171,8 +166,7 @@ def _gradient(op, shapes, grads):
     """SLICE_GRAD of the window: the result's gradient placed where the window read."""
 
     window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
-    slice_grad = operators.REGISTRY["slice_grad"].call
-    return slice_grad.of(grads[0].shape, shapes[0], **window, directml_types=op.directml_types), grads
+    return SliceGrad.of(grads[0].shape, shapes[0], **window, directml_types=op.directml_types), grads
 
 
 def _batched(op, size):
@@ -180,14 +174,7 @@ def _batched(op, size):
     return calls.widened(op, size, "output_sizes")
 
 
-# ---- pictures and messages ----
-
-
-def _picture(kit, call=None, desc=None):
-    """SLICE1 drawn with the display's ``kit`` (``explain``): the cells of x that its window
-    reads (backwards along a negative stride), each numbered with the output elements that read
-    it; of a ``call`` of ``cd.slice1``, or of a descriptor ``desc``."""
-    return gather_picture(kit, Slice1, call, desc)
+# ---- messages ----
 
 
 def _messages(op, shapes, window, given):
@@ -221,8 +208,8 @@ OPERATOR = operators.register(
         gradient=_gradient,
         batched=_batched,
         torch_schema="int[] offsets, int[] sizes, int[] strides, int[] output_sizes",
-        chunked=_chunked,
-        picture=_picture,
+        chunked=operators.Chunking("window", _chunk_window),  # each piece a SLICE1 of one chunk of x
+        picture=operators.Picture("gather"),  # the cells of x the window reads, backwards along a negative stride
         messages=_messages,
     )
 )

@@ -14,7 +14,7 @@ from ..core import plan as _plan
 from ..core.enums import FeatureLevel
 from ..core.errors import int_tuple
 from ..core.indexing import window_start
-from ..core.tensor import BufferTensorDesc, packed_strides
+from ..core.tensor import BufferTensorDesc
 
 
 @dataclass(frozen=True, repr=False)
@@ -170,13 +170,6 @@ def _chunk_gradient(operation, extents, steps, counts, dy_shape):
     return operation._replace(input_shape=extents, offsets=(0,) * len(extents), sizes=extents, strides=steps)
 
 
-def _chunked(kit, operation, inputs, module, shapes, chunks):
-    """Each output chunk gathers the window positions inside it from the ``dy`` chunks they
-    come from (one SLICE_GRAD per piece)."""
-    (dy,) = inputs
-    return kit.gradient(operation, inputs, module, shapes, chunks, operation.windows_for(dy.shape), _chunk_gradient)
-
-
 # ---- PyTorch: gradient and vmap ----
 
 
@@ -184,7 +177,7 @@ def _gradient(op, shapes, grads):
     """SLICE1 of the window: the gradient read back where the forward slice read."""
 
     window = {"offsets": op.offsets, "sizes": op.sizes, "strides": op.strides}
-    slice1 = operators.REGISTRY["slice1"].call
+    slice1 = operators.REGISTRY["slice1"].call  # by its record: slice1 imports this module (its gradient)
     return slice1.of(grads[0].shape, **window, output_sizes=shapes[0], directml_types=op.directml_types), grads
 
 
@@ -206,29 +199,6 @@ def _gaps(lo, step, count, size):
     if last + 1 < size:
         gaps.append((last + 1, 1, size - last - 1))
     return gaps
-
-
-def scatter_picture(kit, call_class, call=None, desc=None):
-    """A gradient placed where a window read, drawn with the display's ``kit``: each cell of
-    the result shows the element of dy it receives (zeros elsewhere); of a ``call`` of
-    ``call_class`` (whose operations have ``windows_for(dy_shape)`` and ``axis_map``), or of a
-    descriptor ``desc`` (SLICE_GRAD's)."""
-    if desc is not None:
-        grid = desc.output_gradient_tensor
-        title = f"{type(desc).__name__}: {operators.desc_summary(desc)}"
-        mults = packed_strides(desc.input_gradient_tensor.sizes)
-        return kit.scatter(title, desc.windows, mults, grid.sizes, grid.effective_strides, "InputGradientTensor")
-    operation, shape, (received,) = kit.operation(call_class, call)
-    title = f"cd.{call.name}: dy {shape} -> {received}"
-    mults = kit.mults(shape, operation.axis_map)  # dy is indexed as the forward call's result
-    return kit.scatter(title, operation.windows_for(shape), mults, received, packed_strides(received), "dy")
-
-
-def _picture(kit, call=None, desc=None):
-    """SLICE_GRAD drawn with the display's ``kit`` (``explain``): each cell of the result shows
-    the element of dy it receives (zeros elsewhere); of a ``call`` of ``cd.slice_grad``, or of
-    a descriptor ``desc``."""
-    return scatter_picture(kit, SliceGrad, call, desc)
 
 
 def gradient_messages(**dy) -> dict:
@@ -265,8 +235,8 @@ OPERATOR = operators.register(
         gradient=_gradient,
         batched=_batched,
         torch_schema="int[] input_shape, int[] offsets, int[] sizes, int[] strides",
-        chunked=_chunked,
-        picture=_picture,
+        chunked=operators.Chunking("gradient", _chunk_gradient),  # one SLICE_GRAD per piece of dy
+        picture=operators.Picture("scatter"),  # the element of dy each cell of the result receives
         messages=_messages,
     )
 )

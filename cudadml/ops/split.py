@@ -16,7 +16,8 @@ from ..core import calls, messages, operators
 from ..core import plan as _plan
 from ..core.enums import FeatureLevel
 from ..core.errors import DescriptorError, as_int, int_tuple, shown_value
-from ..core.tensor import BufferTensorDesc, packed_strides, tensor_text
+from ..core.tensor import BufferTensorDesc
+from .join import Join
 
 
 @dataclass(frozen=True, repr=False)
@@ -242,18 +243,13 @@ def _chunk_part(operation, counts):
     return operation._replace(sizes=(counts[operation.axis],))
 
 
-def _chunked(kit, operation, inputs, module, shapes, chunks):
-    """Each part cut where ``x``'s chunks are (by default), whole chunks aliased."""
-    return kit.split(operation, inputs, module, shapes, chunks, _chunk_part)
-
-
 # ---- PyTorch: gradient and vmap ----
 
 
 def _gradient(op, shapes, grads):
     """JOIN of the parts' gradients along the axis."""
 
-    return operators.REGISTRY["join"].call.of(grads[0].shape, op.axis, directml_types=op.directml_types), grads
+    return Join.of(grads[0].shape, op.axis, directml_types=op.directml_types), grads
 
 
 def _batched(op, size):
@@ -261,29 +257,7 @@ def _batched(op, size):
     return op._replace(axis=op.axis + 1)
 
 
-# ---- pictures and messages ----
-
-
-def parts_picture(kit, title, whole, strides, axis, parts, split):
-    """SPLIT's picture (``split``) or JOIN's, drawn with the display's ``kit``: each cell of
-    the whole, of sizes ``whole`` and ``strides``, shows the part it goes to (or comes from)
-    along ``axis``; ``parts``: per part, what its label says and its sizes."""
-    labels = [f"part {k}: {said}" for k, (said, _) in enumerate(parts)]
-    return kit.parts(title, whole, strides, axis, [sizes[axis] for _, sizes in parts], labels, split=split)
-
-
-def _picture(kit, call=None, desc=None):
-    """SPLIT drawn with the display's ``kit`` (``explain``): each cell of x shows the part it
-    goes to; of a ``call`` of ``cd.split``, or of a descriptor ``desc``."""
-    if desc is not None:
-        x, outs, axis = desc.input_tensor, desc.output_tensors, desc.axis
-        title = f"{type(desc).__name__}: {tensor_text(x)} -> {len(outs)} parts along axis {axis}"
-        parts = [(operators.tensors_text([t]), t.sizes) for t in outs]
-        return parts_picture(kit, title, x.sizes, x.effective_strides, axis, parts, split=True)
-    operation, shape, results = kit.operation(Split, call)
-    title = f"cd.{call.name}: x {shape} -> {len(results)} parts along axis {call.arguments['axis']}"  # as given
-    parts = [(s, s) for s in results]  # each labelled with its shape
-    return parts_picture(kit, title, shape, packed_strides(shape), operation.axis, parts, split=True)
+# ---- messages ----
 
 
 def _messages(op, shapes, window, given):
@@ -317,8 +291,8 @@ OPERATOR = operators.register(
         gradient=_gradient,
         batched=_batched,
         torch_schema="int axis, int[] sizes",
-        chunked=_chunked,
-        picture=_picture,
+        chunked=operators.Chunking("split", _chunk_part),
+        picture=operators.Picture("split"),  # the part each cell of x goes to
         messages=_messages,
     )
 )

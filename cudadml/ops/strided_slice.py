@@ -13,11 +13,10 @@ from ..core import calls, messages
 from ..core.enums import FeatureLevel
 from ..core.errors import int_tuple, shown_value
 from ..core.indexing import index_key, parse_key, window_params
-from ..core.operators import Operator, register
+from ..core.operators import Chunking, Operator, Picture, register
 from ..core.tensor import beyond_directml_bounds
-from .slice import gather_picture
 from .slice1 import Slice1, Slice1OperatorDesc
-from .slice_grad import SliceGrad, SliceGradOperatorDesc, gradient_messages, scatter_picture
+from .slice_grad import SliceGrad, SliceGradOperatorDesc, gradient_messages
 
 
 def _beyond_directml_bounds(describe):
@@ -192,22 +191,11 @@ def _chunk_window(operation, windows, rank):
     return operation._replace(windows=windows, result_shape=tuple(result_shape))
 
 
-def _chunked(kit, operation, inputs, module, shapes, chunks):
-    """Each piece the index of one chunk of ``x``."""
-    return kit.window(operation, inputs, module, shapes, chunks, _chunk_window)
-
-
 def _chunk_gradient(operation, extents, steps, counts, dy_shape):
     """The gradient on one piece: ``counts`` elements per axis, every ``steps``, fill the box
     of ``extents`` (from its end where the step is negative), from a ``dy`` box of ``dy_shape``."""
     windows = tuple((0 if st > 0 else e - 1, st if n > 1 else 1, n) for e, st, n in zip(extents, steps, counts))
     return operation._replace(input_shape=extents, windows=windows, result_shape=dy_shape)
-
-
-def _chunked_grad(kit, operation, inputs, module, shapes, chunks):
-    """Each output chunk gathers the positions the index read inside it from the ``dy``
-    chunks they come from."""
-    return kit.gradient(operation, inputs, module, shapes, chunks, operation.windows, _chunk_gradient)
 
 
 # ---- PyTorch: gradient and vmap ----
@@ -234,14 +222,7 @@ def _gradient_grad(op, shapes, grads):
     return StridedSlice(*index, *calls.options(None, op.directml_types)), grads
 
 
-# ---- pictures and messages ----
-
-
-def _picture(kit, call=None, desc=None):
-    """``x[key]`` drawn with the display's ``kit`` (``explain``): the cells of x the index
-    reads, each numbered with the output elements that read it (a ``call`` of
-    ``cd.strided_slice``; its descriptor is SLICE1's, drawn by SLICE1's rule)."""
-    return gather_picture(kit, StridedSlice, call)
+# ---- messages ----
 
 
 def _messages(op, shapes, window, given):
@@ -255,13 +236,6 @@ def _messages(op, shapes, window, given):
         "DimensionCount": "x.ndim",
         **messages.bindings("x", "out"),
     }
-
-
-def _grad_picture(kit, call=None, desc=None):
-    """The gradient of ``x[key]`` drawn with the display's ``kit`` (``explain``): each cell of
-    the result shows the element of dy it receives (zeros elsewhere); a ``call`` of
-    ``cd.strided_slice_grad`` (its descriptor is SLICE_GRAD's, drawn by SLICE_GRAD's rule)."""
-    return scatter_picture(kit, StridedSliceGrad, call)
 
 
 def _grad_messages(op, shapes, window, given):
@@ -279,8 +253,8 @@ OPERATOR = register(
         StridedSlice,
         via=lambda op: _via(op, Slice1),
         gradient=_gradient,
-        chunked=_chunked,
-        picture=_picture,
+        chunked=Chunking("window", _chunk_window),  # each piece the index of one chunk of x
+        picture=Picture("gather"),  # the cells of x the index reads
         messages=_messages,
     )
 )
@@ -290,8 +264,8 @@ GRAD_OPERATOR = register(
         StridedSliceGrad,
         via=lambda op: _via(op, SliceGrad),
         gradient=_gradient_grad,
-        chunked=_chunked_grad,
-        picture=_grad_picture,
+        chunked=Chunking("gradient", _chunk_gradient),
+        picture=Picture("scatter"),  # the element of dy each cell of the result receives
         messages=_grad_messages,
     )
 )

@@ -1060,15 +1060,6 @@ def _run_window_grad(kit, operation, inputs, outs, stream):
     return [out]
 
 
-# ---- Dask: chunking ----
-
-
-def _chunked(kit, operation, inputs, module, shapes, chunks):
-    """Runs of windows, each output chunk one task on the box of ``x`` its windows read (with
-    ``per_sample``, the runs follow ``x``'s chunks along its first axis)."""
-    return kit.windows(operation, inputs, module, shapes, chunks)
-
-
 # ---- PyTorch: gradient and vmap ----
 
 
@@ -1085,65 +1076,41 @@ def _gradient_grad(op, shapes, grads):
 
 # ---- pictures and messages ----
 
-#: The names the call classes' ``of`` take the batch functions' window arguments by.
-_OF_NAMES = {"window_offsets": "offsets", "window_sizes": "sizes", "window_strides": "strides"}
 
-
-def _of_arguments(call):
-    """A drawn call's arguments (the display's ``Call``) by the names ``of`` takes them."""
-    return {_OF_NAMES.get(k, k): v for k, v in call.arguments.items()}
-
-
-def _not_drawn(desc, function):
-    """The ``TypeError`` for ``explain`` of a windows batch descriptor, whose windows are data."""
-    return TypeError(
-        f"explain: a {type(desc).__name__}'s windows are data (its table's values), not drawn; "
-        f"explain(cd.{function}, ...) draws a call's"
-    )
-
-
-def _picture(kit, call=None, desc=None):
-    """Many windows drawn with the display's ``kit`` (``explain``): each cell of x numbered
-    with the windows that read it, the first windows outlined; a ``call`` of
-    ``cd.slice1_batch``, validated as the function validates it (a descriptor's windows are
-    data, its table's: ``TypeError``)."""
-    if desc is not None:
-        raise _not_drawn(desc, Slice1Batch.function)
-    shape = kit.shape(call.given, call.where)
-    operation = Slice1Batch.of(shape, **_of_arguments(call))
-    counts = operation.check(kit.DTYPE, shape)
+def _drawn(shapes, one, arguments, dtype):
+    """Many windows drawn (``Picture.drawn``): a call of ``cd.slice1_batch`` on x of
+    ``shapes[0]``, validated as the function validates it; each cell of x numbered with the
+    windows that read it."""
+    name = Slice1Batch.function
+    if not one:
+        raise TypeError(f"{name}: x is one array (or its shape), not a list of them")
+    (shape,) = shapes
+    operation = Slice1Batch.of(shape, *arguments.values())
+    counts = operation.check(dtype, shape)
     result = operation.results(counts)[0] if operation.shared else f"{len(counts)} arrays, one per window"
     legend = f"{len(counts)} windows of x; each cell is numbered with the windows that read it"
-    return kit.batch(f"cd.{call.name}: x {shape} -> {result}", shape, operation, counts, [legend])
+    return f"cd.{name}: x {shape} -> {result}", shape, operation, counts, [legend]
 
 
-def _grad_picture(kit, call=None, desc=None):
-    """The gradient of many windows drawn with the display's ``kit`` (``explain``): each cell
-    of the result numbered with the windows whose gradients it receives; a ``call`` of
-    ``cd.slice1_batch_grad``, whose ``dy`` is one array or shape, or a list of them for windows
-    of their own sizes (a descriptor's windows are data, its table's: ``TypeError``)."""
-    if desc is not None:
-        raise _not_drawn(desc, Slice1BatchGrad.function)
-    name, given, where = call.name, call.given, call.where
-    # As slice1_batch_grad takes dy: one array (windows of one size), or a list of one per window.
-    one = hasattr(given, "shape") or (
-        isinstance(given, (tuple, list)) and bool(given) and all(isinstance(v, (int, np.integer)) for v in given)
-    )
-    shapes = [kit.shape(given, where)] if one else [kit.shape(a, where) for a in kit.as_list(given, "dy", name)]
+def _grad_drawn(shapes, one, arguments, dtype):
+    """The gradient of many windows drawn (``Picture.drawn``): a call of
+    ``cd.slice1_batch_grad``, whose ``dy`` is one array (``one``) or a list of one per window
+    for windows of their own sizes; each cell of the result numbered with the windows whose
+    gradients it receives."""
+    name = Slice1BatchGrad.function
     if not shapes:
         raise ValueError(f"{name}: dy is an empty list; the gradient of no windows has no dtype (pass zeros)")
-    named = _of_arguments(call)
-    operation = Slice1BatchGrad.of(named.pop("input_shape"), **named)
+    operation = Slice1BatchGrad.of(*arguments.values())
     if operation.shared != one:
         raise TypeError(
             f"{name}: windows of one size take dy as one array; per-window sizes take a list of one per window"
         )
-    counts = operation.check(kit.DTYPE, operation.input_shape)
+    counts = operation.check(dtype, operation.input_shape)
     operation.check_gradients(counts, shapes)
     dy = shapes[0] if one else f"{len(shapes)} arrays"
     legend = f"{len(counts)} windows; each cell shows the windows whose gradients it receives, summed; . receives 0"
     shape = operation.input_shape
-    return kit.batch(f"cd.{name}: dy {dy} -> {shape}", shape, operation, counts, [legend])
+    return f"cd.{name}: dy {dy} -> {shape}", shape, operation, counts, [legend]
 
 
 def _messages(op, shapes, window, given):
@@ -1200,8 +1167,8 @@ OPERATOR = operators.register(
         Slice1Batch,
         WindowsBatchOperatorDesc,
         gradient=_gradient,
-        chunked=_chunked,
-        picture=_picture,
+        chunked=operators.Chunking("windows"),  # each run of windows one task, on the box of x it reads
+        picture=operators.Picture("batch", _drawn),
         messages=_messages,
         run=_run_windows,
     )
@@ -1212,7 +1179,7 @@ GRAD_OPERATOR = operators.register(
         Slice1BatchGrad,
         WindowsBatchGradOperatorDesc,
         gradient=_gradient_grad,
-        picture=_grad_picture,
+        picture=operators.Picture("batch", _grad_drawn),
         messages=_messages,
         run=_run_window_grad,
     )
