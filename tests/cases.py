@@ -2747,3 +2747,85 @@ OPS = (
     ),
 )
 BY_NAME = {op.name: op for op in OPS}
+
+
+# ---- cudadml.numpy.pad's operator (cudadml.ops.pad) ---------------------------------------------
+# No array function of its own: ``pad_operator`` runs it as the array functions run theirs, so
+# the generic tests (values, out=, streams, the kernels, the messages) cover it like the others.
+# It takes arrays with elements only (``cudadml.numpy.pad`` makes empty results itself).
+
+
+def pad_operator(x, pad_width, constant=0, *, out=None, stream=None, feature_level=None, directml_types=True):
+    """``x`` padded by ``pad_width`` (a pair per axis) with ``constant`` (converted to ``x``'s
+    dtype) by the constant pad's operator, through the array functions' route (``run_call``)."""
+    from cudadml.core.plan import fill_pattern
+    from cudadml.ops.pad import Pad
+    from cudadml.run.arrays import run_call
+
+    def operation(inputs):
+        (x,) = inputs
+        element = np.asarray(constant).astype(x.dtype).tobytes()
+        shape = tuple(b + n + a for n, (b, a) in zip(x.shape, pad_width))
+        level = cd.FeatureLevel.coerce(feature_level)
+        return Pad(shape, tuple(b for b, _ in pad_width), fill_pattern(element), level, directml_types)
+
+    outs = None if out is None else [out]
+    (result,) = run_call(Pad, [x], outs, operation, stream, None)
+    return result
+
+
+def reference_pad(x, pad_width, constant=0, **_):
+    shape = tuple(b + n + a for n, (b, a) in zip(x.shape, pad_width))
+    result = _xp(x).full(shape, np.asarray(constant).astype(x.dtype), x.dtype)
+    result[tuple(slice(b, b + n) for n, (b, _) in zip(x.shape, pad_width))] = x
+    return result
+
+
+def _pad(name, make, shape, pad_width, constant=0):
+    return Sample(name, (make(shape), tuple(pad_width)), {"constant": constant})
+
+
+def _pad_samples(make):
+    yield _pad("zeros", make, (3, 5), [(1, 2), (0, 3)])
+    yield _pad("constant", make, (2, 3, 4), [(2, 0), (1, 1), (0, 5)], 3)
+    yield _pad("rows", make, (4, 33), [(0, 0), (7, 9)], 1)
+    yield _pad("nothing", make, (3, 4), [(0, 0), (0, 0)], 2)
+
+
+def _pad_random(make, rng):
+    shape = _random_shape(rng, 1, 6, rank=int(rng.integers(1, 5)))
+    widths = [tuple(int(w) for w in rng.integers(0, 4, 2)) for _ in shape]
+    return _pad("random", make, shape, widths, int(rng.integers(0, 3)))
+
+
+def _pad_rank(make, rank):
+    shape = _rank_shape(rank)
+    return _pad(f"rank_{rank}", make, shape, [(k % 2, 1 - k % 2) for k in range(rank)], 1)
+
+
+_PAD_ERRORS = [
+    _error(
+        "out_shape",
+        lambda xp, x: pad_operator(x, ((1, 1), (1, 1)), out=xp.empty((4, 4), np.float32)),
+        cd.BindingError,
+        "pad: out has shape (4, 4); the result has shape (6, 6)",
+        dask=False,
+    ),
+]
+
+OPS = (
+    *OPS,
+    OpInfo(
+        "pad",
+        pad_operator,
+        reference_pad,
+        _pad_samples,
+        _pad_random,
+        _pad_rank,
+        "SliceGrad",
+        tuple(_PAD_ERRORS),
+        traced=False,
+        dask=False,
+    ),
+)
+BY_NAME = {op.name: op for op in OPS}

@@ -21,6 +21,8 @@ import pytest
 import cudadml as cd
 import cudadml.numpy as cnp
 from cudadml.backends import kernels
+from cudadml.numpy import arrays as numpy_arrays
+from cudadml.numpy import flips, padding, rolls, splits
 from cudadml.ops import StridedSlice, StridedSliceGrad
 from cudadml.run import runner
 from cudadml.testing import CANARY, POISON, emulated
@@ -30,7 +32,13 @@ LONG = 2**32 + 17  # one dimension past UINT32
 HINT = "DirectML's limit; cudadml.numpy's functions and cd.strided_slice take larger arrays"
 BACKENDS = ["reference", pytest.param("emulate", marks=pytest.mark.emulate)]
 #: What cudadml.numpy calls where one DirectML buffer holds the arrays; past it, none of them.
-DIRECTML_ROUTES = ("join", "_split", "slice_grad", "slice1_batch", "slice1_batch_grad")
+DIRECTML_ROUTES = (  # (each by the module of cudadml.numpy that calls it)
+    (numpy_arrays, "join"),
+    (splits, "_split"),
+    (padding, "slice_grad"),
+    (splits, "slice1_batch"),
+    (rolls, "slice1_batch_grad"),
+)
 
 
 def _on(backend):
@@ -76,9 +84,9 @@ def test_numpy_functions_past_one_buffer_run_by_the_index(monkeypatch, backend, 
     """With the bound lowered to 10 elements, every call passes it: none reaches JOIN, SPLIT,
     SLICE_GRAD or the windows (which would refuse a real array past it), and each gives NumPy's
     result exactly."""
-    monkeypatch.setattr(cnp, "MAX_ELEMENTS", 10)
-    for name in DIRECTML_ROUTES:
-        monkeypatch.setattr(cnp, name, _refused)
+    monkeypatch.setattr(numpy_arrays, "MAX_ELEMENTS", 10)
+    for module, name in DIRECTML_ROUTES:
+        monkeypatch.setattr(module, name, _refused)
     with _on(backend):
         got = call(cnp)
     want = call(np)
@@ -94,9 +102,9 @@ def test_concatenate_past_one_buffer_into_out(monkeypatch, backend):
     """``out=`` past the bound: each array copied into its part of ``out`` (a view with gaps
     between its rows, which stay as they were); an ``out`` that overlaps an input gets the
     result as if the inputs were read first."""
-    monkeypatch.setattr(cnp, "MAX_ELEMENTS", 10)
-    for name in DIRECTML_ROUTES:
-        monkeypatch.setattr(cnp, name, _refused)
+    monkeypatch.setattr(numpy_arrays, "MAX_ELEMENTS", 10)
+    for module, name in DIRECTML_ROUTES:
+        monkeypatch.setattr(module, name, _refused)
     buffer = np.full((7, 9), -1, np.int16)
     with _on(backend):
         out = cnp.concatenate([_X, _X[:2]], out=buffer[:, 1:8])
@@ -249,7 +257,7 @@ def canaries(cp, monkeypatch):
     ``CANARY`` bytes into a buffer of poison; ``canaries()`` asserts that the poison around each
     is as it was, and returns how many were made."""
     made = []
-    runner_empty, numpy_empty = runner._empty, cnp._empty
+    runner_empty, numpy_empty = runner._empty, numpy_arrays.new_array
 
     def inside_poison(shape, dtype):
         nbytes = math.prod(shape) * np.dtype(dtype).itemsize
@@ -264,7 +272,8 @@ def canaries(cp, monkeypatch):
         return inside_poison(shape, dtype) if isinstance(like, cp.ndarray) else numpy_empty(like, shape, dtype)
 
     monkeypatch.setattr(runner, "_empty", empty_of_runner)
-    monkeypatch.setattr(cnp, "_empty", empty_of_numpy)
+    for module in (numpy_arrays, flips, padding, rolls, splits):  # (each holds new_array by name)
+        monkeypatch.setattr(module, "new_array", empty_of_numpy)
 
     def check():
         for buffer, nbytes in made:

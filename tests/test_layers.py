@@ -281,3 +281,49 @@ def test_the_paths_the_docs_name_import(module, names):
 def test_the_errors_are_shown_by_their_public_module():
     assert cd.errors.DescriptorError.__module__ == "cudadml.errors"
     assert cd.CACHE_BYTES == 64 * 2**20
+
+
+# ---- operators found from their folder --------------------------------------------------------------
+
+#: An operator of its own module: SLICE1 of the 2 x 2 window at the origin, under a name of its own.
+_CORNER = """
+from cudadml.core import operators
+from cudadml.ops.slice1 import Slice1
+
+
+class Corner(Slice1):
+    __slots__ = ()
+    function = NAME = "corner"
+
+    @classmethod
+    def of(cls, shape):
+        return super().of(shape, (), [0, 0], [2, 2], [1, 1], None, None, True)
+
+
+OPERATOR = operators.register(operators.Operator("corner", Corner))
+"""
+
+
+def test_an_operator_is_its_module_in_the_ops_folder(tmp_path):
+    """A module added to the folder is found and registers its operator, which the array
+    functions' route runs as any other."""
+    import sys
+
+    from cudadml import ops
+    from cudadml.core.operators import REGISTRY
+    from cudadml.run.arrays import run_call
+
+    (tmp_path / "corner.py").write_text(_CORNER)
+    ops.__path__.append(str(tmp_path))
+    try:
+        ops.discover()
+        assert list(REGISTRY)[-1] == "corner"
+        corner = REGISTRY["corner"].call
+        x = np.arange(12, dtype=np.float32).reshape(3, 4)
+        (got,) = run_call(corner, [x], None, lambda inputs: corner.of(inputs[0].shape), None, None)
+        assert got.tolist() == [[0, 1], [4, 5]]
+    finally:
+        ops.__path__.remove(str(tmp_path))
+        REGISTRY.pop("corner", None)
+        sys.modules.pop("cudadml.ops.corner", None)
+        vars(ops).pop("corner", None)

@@ -14,6 +14,7 @@ import cudadml as cd
 import cudadml.numpy as cnp
 from cudadml import backends
 from cudadml.backends import reference
+from cudadml.numpy import flips, padding, rolls, splits
 from cudadml.testing import aligned_empty
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -812,13 +813,13 @@ def test_a_call_in_a_loop_makes_nothing_again(xp, rng, no_tables, launches, monk
     operations, their compiled plans (a roll's blocks are lowered once; no window table), and
     launch once each."""
     lowered = [0]
-    lower = cnp._RolledSlice._lower
+    lower = rolls._RolledSlice._lower
 
     def counting(self, *args):
         lowered[0] += 1
         return lower(self, *args)
 
-    monkeypatch.setattr(cnp._RolledSlice, "_lower", counting)
+    monkeypatch.setattr(rolls._RolledSlice, "_lower", counting)
     a, h = _to(xp, data(rng, (7, 9), "f4")), _to(xp, data(rng, (3, 7, 9), "u1"))
     calls = [
         (lambda: cnp.roll(a, 3, axis=0), lambda: np.roll(_host(a), 3, axis=0)),
@@ -829,7 +830,14 @@ def test_a_call_in_a_loop_makes_nothing_again(xp, rng, no_tables, launches, monk
         (lambda: cnp.flipud(h), lambda: np.flipud(_host(h))),
         (lambda: cnp.array_split(a, 3), lambda: np.array_split(_host(a), 3)),
     ]
-    memos = [cnp._roll_shifts, cnp._pad_widths, cnp._pad_call, cnp._flip_call, cnp._split_points, cnp._split_windows]
+    memos = [
+        rolls._roll_shifts,
+        padding._pad_widths,
+        padding._pad_call,
+        flips._flip_call,
+        splits._split_points,
+        splits._split_windows,
+    ]
     for ours, _ in calls:
         ours()  # the first call makes what the others look up
     misses = [m.cache_info().misses for m in memos]
@@ -995,7 +1003,7 @@ def test_the_slice_grad_kernel_writes_its_fill_where_the_window_does_not_read(rn
     other element the fill, on the emulated kernels (16-byte groups and single elements) as on
     the reference; and read elements, as SLICE_GRAD itself places them."""
     from cudadml.core.plan import fill_pattern
-    from cudadml.numpy import _FilledSliceGrad
+    from cudadml.ops.pad import FilledSliceGradOperatorDesc
 
     shape, offsets, sizes, strides = window
     dtype = np.dtype(dtype)
@@ -1003,7 +1011,7 @@ def test_the_slice_grad_kernel_writes_its_fill_where_the_window_does_not_read(rn
     dy = data(rng, counts, dtype)
     fill = data(rng, (), dtype)
     t = cd.TensorDataType.from_dtype(dtype)
-    desc = _FilledSliceGrad(
+    desc = FilledSliceGradOperatorDesc(
         cd.BufferTensorDesc(t, counts),
         cd.BufferTensorDesc(t, shape),
         offsets,

@@ -6,11 +6,14 @@ A module holds everything about its operator: the descriptor (DirectML's rules, 
 a plan), the normalised call (``of``, ``describe``, ``words``), and the rules the adapters and
 pictures read (gradient, batching, chunking, picture, messages; for a windows batch, how the
 array functions run it), registered as an ``operators.Operator`` in ``operators.REGISTRY``.
-Adding an operator is adding a module here (and its kernel, and its table of cases in
-``tests/cases.py``).
+Every module here is imported (``discover``), so adding an operator is adding a module here
+(and its kernel, and its table of cases in ``tests/cases.py``). The registry's order: the
+modules whose classes this package shows, in the order imported below, then the others by name.
 """
 
+import importlib
 import inspect
+import pkgutil
 
 from ..core.errors import fill_docstring
 from ..core.operators import REGISTRY
@@ -40,9 +43,19 @@ __all__ = [
     "StridedSliceGrad",
     "WindowsBatchGradOperatorDesc",
     "WindowsBatchOperatorDesc",
+    "discover",
     "of_desc",
 ]
 
+
+def discover(path=__path__):
+    """Import every module of the folders ``path`` (this package's) not imported yet, by name:
+    each registers its operator in ``REGISTRY``."""
+    for module in sorted(m.name for m in pkgutil.iter_modules(path)):
+        importlib.import_module(f"{__name__}.{module}")
+
+
+discover()
 _BY_DESC = {op.desc: op for op in REGISTRY.values() if op.desc is not None}
 
 
