@@ -1,21 +1,39 @@
-"""Where an array's memory is: its kind (host or CuPy device), byte address and extent; and how
-much host memory the caches hold (``CACHE``, bounded in bytes, and ``kept``)."""
+"""Where an array's memory is: its kind (host or CuPy device), byte address, extent and
+alignment; and how much host memory the caches hold (``CACHE``, bounded in bytes, and ``kept``).
+
+Every cache of cudadml is listed in one registry (``cache``, ``register_cache``): ``cache_info``
+reports them, ``clear_caches`` empties them."""
 
 from __future__ import annotations
 
 import collections
 import functools
+import operator
 import sys
 import threading
 
 import numpy as np
 
+from .overlap import extent
+from .tensor import MIN_BINDING_ALIGNMENT
+
+#: The alignment, in bytes, of the buffers a graph binds and of the parts of one allocation:
+#: DirectML's binding rule, 16 bytes, the widest vector access the kernels make (they make it
+#: only at such addresses).
+ALIGNMENT = MIN_BINDING_ALIGNMENT
+
+#: The byte address of element 0 of a NumPy array and of a CuPy array: C-level getters, as fast
+#: as the attribute read inline, for per-call code (``address_of`` takes either kind).
+numpy_address = operator.attrgetter("ctypes.data")
+cupy_address = operator.attrgetter("data.ptr")
+
 
 def address_of(a) -> int:
-    """Byte address of element 0 of a NumPy or CuPy array."""
+    """Byte address of element 0 of a NumPy or CuPy array, or of a torch tensor."""
     if isinstance(a, np.ndarray):
-        return a.ctypes.data
-    return a.data.ptr
+        return numpy_address(a)
+    data = a.data
+    return data.ptr if hasattr(data, "ptr") else a.data_ptr()  # (CuPy's memory pointer; torch's tensor)
 
 
 def element_strides(shape, strides, per_element):
@@ -31,15 +49,10 @@ def element_strides(shape, strides, per_element):
 
 def byte_extent(a) -> tuple[int, int]:
     """``[low, high)`` bytes that the elements of ``a`` occupy, whatever its strides."""
-    low = high = address_of(a)
+    address = address_of(a)
     if a.size == 0:
-        return low, low
-    for n, s in zip(a.shape, a.strides):
-        if s < 0:
-            low += (n - 1) * s
-        else:
-            high += (n - 1) * s
-    return low, high + a.itemsize
+        return address, address
+    return extent(address, a.itemsize, a.shape, a.strides)
 
 
 # ---- what the caches hold -------------------------------------------------------------------
@@ -306,7 +319,11 @@ class KeptDict:
 def aligned_empty(nbytes, xp=np, alignment=256):
     """A uint8 array (NumPy or CuPy: ``xp``) of ``nbytes`` whose first byte is
     ``alignment``-aligned."""
-    raw = xp.empty(nbytes + alignment, np.uint8)
-    address = raw.__array_interface__["data"][0] if xp is np else raw.data.ptr
-    start = -address % alignment
+    return aligned_part(xp.empty(nbytes + alignment, np.uint8), nbytes, alignment)
+
+
+def aligned_part(raw, nbytes, alignment):
+    """The ``nbytes`` of ``raw`` (a uint8 vector, NumPy, CuPy or torch, ``alignment`` bytes
+    longer) from its first ``alignment``-aligned byte."""
+    start = -address_of(raw) % alignment
     return raw[start : start + nbytes]

@@ -42,7 +42,8 @@ from ..core import memory, messages
 from ..core.calls import common_dtype
 from ..core.enums import TensorDataType
 from ..core.errors import DescriptorError
-from ..core.memory import aligned_empty
+from ..core.memory import ALIGNMENT, aligned_empty, aligned_part, cupy_address, numpy_address
+from ..core.overlap import reach
 from ..core.tensor import MAX_DIMENSIONS, BufferTensorDesc
 from ..ops import Join, Slice, Slice1, Slice1Batch, Slice1OperatorDesc, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from ..run.adapters import register_adapter
@@ -62,8 +63,6 @@ MOST_REPEATS = 64
 
 _OPERATIONS = (Slice, Slice1, SliceGrad, Split, Join, StridedSlice, StridedSliceGrad)
 _WORD = np.dtype(np.uint64)
-#: Bound addresses of graph buffers are multiples of this (the binding rules').
-_ALIGNMENT = 16
 
 
 # ---- traced arrays -------------------------------------------------------------------------------
@@ -650,8 +649,8 @@ class _Layout:
         """``shape`` and byte ``strides`` of an array of ``itemsize``-byte elements at ``address``,
         all whole elements (``layout`` checks)."""
         elements = [s // itemsize if n > 1 else 0 for n, s in zip(shape, strides)]
-        low = address + sum((n - 1) * s * itemsize for n, s in zip(shape, elements) if s < 0)
-        offset = low % _ALIGNMENT // itemsize
+        low = address + reach(0, shape, elements)[0] * itemsize
+        offset = low % ALIGNMENT // itemsize
         sizes, strides = list(shape), [abs(s) for s in elements]
         offsets, steps = [0] * len(shape), [-1 if s < 0 else 1 for s in elements]
         window_sizes, out_sizes = list(shape), tuple(shape)
@@ -668,7 +667,7 @@ class _Layout:
         self.sizes, self.strides, self.out_sizes = tuple(sizes), tuple(strides), out_sizes
         self.window = (tuple(offsets), tuple(window_sizes), tuple(steps))
         self.entry = bool(offset) or -1 in steps
-        self.start = low - low % _ALIGNMENT - address
+        self.start = low - low % ALIGNMENT - address
         self.key = (self.sizes, self.strides, self.window)
 
 
@@ -713,7 +712,7 @@ class _Compiled:
         self.parts, self.total = [], 0
         for v, t in zip(values, graph.output_tensors):
             self.parts.append((v.shape, v.dtype, self.total))
-            self.total += -(-t.total_tensor_size_in_bytes // _ALIGNMENT) * _ALIGNMENT
+            self.total += -(-t.total_tensor_size_in_bytes // ALIGNMENT) * ALIGNMENT
 
 
 class _Run:
@@ -936,10 +935,10 @@ def _allocate(xp, parts, total):
     if len(parts) == 1:
         ((shape, dtype, _),) = parts
         out = xp.ndarray(shape, dtype)
-        return [out], [out.__array_interface__["data"][0] if xp is np else out.data.ptr]
+        return [out], [numpy_address(out) if xp is np else cupy_address(out)]
     buffer = xp.empty(total, np.uint8)
     if xp is np:
-        base = buffer.__array_interface__["data"][0]
+        base = numpy_address(buffer)
         outs = [np.ndarray(shape, dtype, buffer, offset) for shape, dtype, offset in parts]
     else:
         memory = buffer.data
@@ -975,7 +974,7 @@ class _Arrays:
         self.xp, self.device = xp, device
 
     def stage(self, a):
-        copy = self.xp.ndarray(a.shape, a.dtype, aligned_empty(a.nbytes, self.xp, _ALIGNMENT).data)
+        copy = self.xp.ndarray(a.shape, a.dtype, aligned_empty(a.nbytes, self.xp, ALIGNMENT).data)
         copy[...] = a
         return copy
 
@@ -995,22 +994,22 @@ class _HostArrays(_Arrays):
     @staticmethod
     def layouts(arrays):
         """Per array its dtype, shape, strides and address modulo 16: what a call's program and run follow from."""
-        return tuple([(a.dtype, a.shape, a.strides, a.__array_interface__["data"][0] % _ALIGNMENT) for a in arrays])
+        return tuple([(a.dtype, a.shape, a.strides, numpy_address(a) % ALIGNMENT) for a in arrays])
 
     @staticmethod
     def keys(used):
-        return tuple([(a.strides, a.__array_interface__["data"][0] % _ALIGNMENT) for a in used])
+        return tuple([(a.strides, numpy_address(a) % ALIGNMENT) for a in used])
 
     @staticmethod
     def geometry(a):
-        return a.shape, a.strides, a.dtype.itemsize, a.__array_interface__["data"][0], a.flags.c_contiguous
+        return a.shape, a.strides, a.dtype.itemsize, numpy_address(a), a.flags.c_contiguous
 
     def call(self, run, used):
         if run.staged:  # (rare: strides or an address not whole words, or too many dimensions)
             used = self.staged(run, used)
         compiled = run.compiled
         values, outs = _allocate(np, compiled.parts, compiled.total)
-        ins = [a.__array_interface__["data"][0] + start for a, start in zip(used, run.starts)]
+        ins = [numpy_address(a) + start for a, start in zip(used, run.starts)]
         bound = (ins, outs), (_host_buffers(ins, compiled, used), values), _bits(outs)
         compiled.op.execute_bound(("numpy", *bound), None)
         return values
@@ -1022,22 +1021,23 @@ class _DeviceArrays(_Arrays):
     @staticmethod
     def layouts(arrays):
         """``_HostArrays.layouts``, and each array's device."""
-        return tuple([(a.dtype, a.shape, a.strides, (m := a.data).ptr % _ALIGNMENT, m.device_id) for a in arrays])
+        # (the memory pointer read once: its address, as cupy_address reads it, and its device)
+        return tuple([(a.dtype, a.shape, a.strides, (m := a.data).ptr % ALIGNMENT, m.device_id) for a in arrays])
 
     @staticmethod
     def keys(used):
-        return tuple([(a.strides, a.data.ptr % _ALIGNMENT) for a in used])
+        return tuple([(a.strides, cupy_address(a) % ALIGNMENT) for a in used])
 
     @staticmethod
     def geometry(a):
-        return a.shape, a.strides, a.dtype.itemsize, a.data.ptr, a.flags.c_contiguous
+        return a.shape, a.strides, a.dtype.itemsize, cupy_address(a), a.flags.c_contiguous
 
     def call(self, run, used):  # on the current CuPy stream
         if run.staged:  # (rare: strides or an address not whole words, or too many dimensions)
             used = self.staged(run, used)
         compiled = run.compiled
         values, outs = _allocate(self.xp, compiled.parts, compiled.total)
-        ins = [a.data.ptr + start for a, start in zip(used, run.starts)]
+        ins = [cupy_address(a) + start for a, start in zip(used, run.starts)]
         compiled.op.execute_bound(("cupy", (ins, outs), (used, values), _bits(outs)), None)
         return values
 
@@ -1079,7 +1079,7 @@ class _Tensors:
 
     @staticmethod
     def keys(used):
-        return tuple([(t.stride(), t.data_ptr() % _ALIGNMENT) for t in used])
+        return tuple([(t.stride(), t.data_ptr() % ALIGNMENT) for t in used])
 
     @staticmethod
     def geometry(t):
@@ -1087,11 +1087,9 @@ class _Tensors:
         return tuple(t.shape), tuple(s * size for s in t.stride()), size, t.data_ptr(), t.is_contiguous()
 
     def stage(self, t):
-        torch = self.torch
         nbytes = t.numel() * t.element_size()
-        raw = torch.empty(nbytes + _ALIGNMENT, dtype=torch.uint8, device=t.device)
-        start = -raw.data_ptr() % _ALIGNMENT
-        return raw[start : start + nbytes].view(t.dtype).view(t.shape).copy_(t)
+        raw = self.torch.empty(nbytes + ALIGNMENT, dtype=self.torch.uint8, device=t.device)
+        return aligned_part(raw, nbytes, ALIGNMENT).view(t.dtype).view(t.shape).copy_(t)
 
     staged = _Arrays.staged
 
