@@ -294,7 +294,6 @@ FINITE = {
     "cudadml.backends.kernels._loader": "one",
     "cudadml.backends.emulate.library": "per group of kernels (family, width, index type)",
     "cudadml.backends.emulate._groups": "one",
-    "cudadml.graphs.fuse._autograd": "one (the torch.autograd.Function of fused functions)",
 }
 
 

@@ -10,15 +10,16 @@ function's arrays to its results, no intermediate) and kept, and each call runs 
 
 The pieces:
 
-* ``Traced`` and ``_Trace``: the traced arrays and the nodes their calls record; a traced call
+* ``Traced`` and ``Trace``: the traced arrays and the nodes their calls record; a traced call
   reaches the trace through the adapter interface (``adapters``), as PyTorch and Dask plug in;
-* ``_Program``: a finished trace, its graph compiled per layout of the arrays it is given
+* ``Program``: a finished trace, its graph compiled per layout of the arrays it is given
   (strides, signs and alignment: graph inputs are buffers that the tensors' descriptors lay out),
   and per layout a ``_Run``: everything a call needs worked out once, so that a call looks its
-  run up, allocates the results and launches (``_HostArrays``, ``_DeviceArrays``, ``_Tensors``:
-  the same per memory kind);
-* ``Fused``: what ``fuse`` returns: the cache of programs and the runs on NumPy, CuPy and PyTorch;
-* the backward of a program, for PyTorch's autograd: another program, of the gradients.
+  run up, allocates the results and launches (``_HostArrays``, ``_DeviceArrays``: the same per
+  memory kind, ``Arrays``);
+* ``Fused``: what ``fuse`` returns: the cache of programs and the runs on NumPy and CuPy; the
+  arrays of another library (PyTorch's tensors, with autograd) are its half of fuse's, which
+  ``interop`` provides (``hooks``): ``interop.torch_fuse``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import contextlib
 import dataclasses
 import decimal
 import functools
-import itertools
 import math
 import operator
 import struct
@@ -42,7 +42,8 @@ from ..core import memory, messages
 from ..core.calls import common_dtype
 from ..core.enums import TensorDataType
 from ..core.errors import DescriptorError
-from ..core.memory import ALIGNMENT, aligned_empty, aligned_part, cupy_address, numpy_address
+from ..core.hooks import provided
+from ..core.memory import ALIGNMENT, aligned_empty, cupy_address, numpy_address
 from ..core.overlap import reach
 from ..core.tensor import MAX_DIMENSIONS, BufferTensorDesc
 from ..ops import Join, Slice, Slice1, Slice1Batch, Slice1OperatorDesc, SliceGrad, Split, StridedSlice, StridedSliceGrad
@@ -57,9 +58,6 @@ __all__ = ["Fused", "Traced", "fuse"]
 PROGRAMS = 64
 #: Compiled graphs a program keeps, one per layout of its arrays (strides, alignment).
 GRAPHS = 16
-#: Gradient contributions that one ``slice`` reading an element several times may give (each
-#: repeat is one more output of the backward graph, which torch adds).
-MOST_REPEATS = 64
 
 _OPERATIONS = (Slice, Slice1, SliceGrad, Split, Join, StridedSlice, StridedSliceGrad)
 _WORD = np.dtype(np.uint64)
@@ -73,7 +71,7 @@ _tracing_lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def _tracing():
+def tracing():
     global _tracing_count
     with _tracing_lock:
         _tracing_count += 1
@@ -319,7 +317,7 @@ class _Node:
         self.results, self.outputs = [], []
 
 
-class _Trace:
+class Trace:
     """The nodes that the traced calls of one trace record, in call order (a topological order)."""
 
     def __init__(self):
@@ -632,7 +630,13 @@ def _result_structure(value, leaves, name):
 # ---- programs: a finished trace, compiled per layout ------------------------------------------------
 
 
-def _source_key(value):
+def source_of(value):
+    """Where the traced array ``value`` comes from (``Trace.value``'s ``source``)."""
+    return value._source
+
+
+def source_key(value):
+    """The key of what ``value`` holds: an input's, or a node's output port."""
     source = value._source
     return ("input", source[1]) if source[0] == "input" else (id(source[1]), source[2])
 
@@ -717,7 +721,7 @@ class _Compiled:
 
 class _Run:
     """A call on arrays whose used inputs have one run key (their strides and addresses modulo
-    16, ``_Arrays.keys``): the compiled graph, and per used input the bytes from its element 0 to
+    16, ``Arrays.keys``): the compiled graph, and per used input the bytes from its element 0 to
     the aligned address its tensor starts at (``starts``); ``staged`` lists the used inputs that
     no graph describes, copied first into aligned C-contiguous arrays (their start is 0)."""
 
@@ -736,7 +740,7 @@ def _run_bytes(run):
 
 
 def _program_bytes(program):
-    """Estimated bytes of a ``_Program``: its trace's nodes (their descriptors, the arrays they
+    """Estimated bytes of a ``Program``: its trace's nodes (their descriptors, the arrays they
     take and give) and its arrays (its graphs are kept apart)."""
     trace = program.inputs[0]._trace if program.inputs else None
     nodes = trace.nodes if trace else ()
@@ -744,7 +748,7 @@ def _program_bytes(program):
     return sum(memory.descriptor_bytes(n.desc) for n in nodes) + memory.entry_bytes(0, arrays=arrays)
 
 
-class _Program:
+class Program:
     """A finished trace: its inputs (traced arrays, in the arguments' order), its results
     (``outputs``: each distinct traced array returned; ``leaves``: per returned array, an index
     into ``outputs`` or a constant array), the nodes the results need, and per run key of the
@@ -782,8 +786,10 @@ class _Program:
         # A call's values are the graph's outputs on the arrays as given.
         self.direct = self.uses_all and self.only_graph_outputs and bool(self.graph_outputs)
         self.words = [_words(inputs[k].dtype) for k in self.used]
-        self.graphs, self.backwards = memory.KeptDict(_run_bytes), {}  # (the graphs bounded in bytes)
-        self.memories = {}  # torch's: per the dtypes and device of the tensors, a _Tensors
+        self.graphs = memory.KeptDict(_run_bytes)  # (the graphs bounded in bytes)
+        # A library's half of fuse keeps here its memory per the arrays' dtypes and device, and
+        # its programs of the gradients per the inputs that want one (torch: ``interop.torch_fuse``).
+        self.memories, self.backwards = {}, {}
         self._lock = threading.Lock()
 
     def run(self, memory, arrays):
@@ -888,15 +894,6 @@ class _Program:
                 output_edges.append(GraphOutputEdge(index[id(rest[0])], rest[1], o))
         return GraphDesc(len(self.used), len(self.graph_outputs), nodes, input_edges, output_edges, edges)
 
-    # ---- the backward ----
-
-    def backward(self, needs):
-        """The program of the gradients (cached per ``needs``, whether each input wants one)."""
-        program = self.backwards.get(needs)
-        if program is None:
-            program = self.backwards[needs] = _backward(self, needs)
-        return program
-
 
 def _assembler(structure, leaves):
     """What builds the structure the function returned from a call's ``values`` (one per
@@ -947,20 +944,20 @@ def _allocate(xp, parts, total):
     return outs, [base + offset for _, _, offset in parts]
 
 
-def _bits(outs):
+def address_bits(outs):
     """The OR of the outputs' addresses: the inputs' are aligned, so the access widths follow these."""
     return outs[0] if len(outs) == 1 else functools.reduce(operator.or_, outs)
 
 
-def _host_buffers(ins, compiled, owners):
+def host_buffers(ins, compiled, owners):
     """The inputs' buffers of a host launch, as the graph's tensors take them (the emulated
     kernels check each load against them)."""
     return [np.asarray(_HostBytes(i, n, a)) for i, n, a in zip(ins, compiled.in_needs, owners)]
 
 
-class _Arrays:
+class Arrays:
     """NumPy (host, ``_HostArrays``) or CuPy (device, ``_DeviceArrays``) arrays: what
-    ``_Program`` asks of a memory kind. ``layouts`` and ``keys`` give the key of a call and the
+    ``Program`` asks of a memory kind. ``layouts`` and ``keys`` give the key of a call and the
     run key of its used inputs (per input its strides and address modulo 16, from which the
     layout of its tensor follows); ``call`` launches a run into new arrays; ``geometry``
     (shape, byte strides, element size, address, C-contiguity) and ``stage`` serve the calls
@@ -988,7 +985,7 @@ class _Arrays:
         return self.xp.zeros(shape, dtype)
 
 
-class _HostArrays(_Arrays):
+class _HostArrays(Arrays):
     kind = "numpy"
 
     @staticmethod
@@ -1010,12 +1007,12 @@ class _HostArrays(_Arrays):
         compiled = run.compiled
         values, outs = _allocate(np, compiled.parts, compiled.total)
         ins = [numpy_address(a) + start for a, start in zip(used, run.starts)]
-        bound = (ins, outs), (_host_buffers(ins, compiled, used), values), _bits(outs)
+        bound = (ins, outs), (host_buffers(ins, compiled, used), values), address_bits(outs)
         compiled.op.execute_bound(("numpy", *bound), None)
         return values
 
 
-class _DeviceArrays(_Arrays):
+class _DeviceArrays(Arrays):
     kind = "cupy"
 
     @staticmethod
@@ -1038,7 +1035,7 @@ class _DeviceArrays(_Arrays):
         compiled = run.compiled
         values, outs = _allocate(self.xp, compiled.parts, compiled.total)
         ins = [cupy_address(a) + start for a, start in zip(used, run.starts)]
-        compiled.op.execute_bound(("cupy", (ins, outs), (used, values), _bits(outs)), None)
+        compiled.op.execute_bound(("cupy", (ins, outs), (used, values), address_bits(outs)), None)
         return values
 
 
@@ -1051,175 +1048,6 @@ def _device_arrays(device):
     if memory is None:
         memory = _DEVICES[device] = _DeviceArrays(sys.modules["cupy"], device)
     return memory
-
-
-class _Tensors:
-    """PyTorch tensors of ``dtypes`` on ``device`` given to ``program`` (``_Arrays``'
-    interface): launched on the device's current torch stream, results from torch's allocator,
-    each its own tensor (with its own version counter, as a result autograd may save)."""
-
-    def __init__(self, program, dtypes, device):
-        import torch
-
-        from ..interop.torch import NUMPY_DTYPES
-
-        given = {}
-        for dtype in dtypes:
-            given.setdefault(_numpy_dtype(dtype), dtype)
-        self.dtypes = {}
-        for v in program.outputs:  # a result's dtype: an argument's of its bits, or torch's own
-            found = given.get(v.dtype) or next((k for k, d in NUMPY_DTYPES.items() if d == v.dtype), None)
-            if found is None:
-                raise TypeError(f"cudadml.fuse: a result of dtype {v.dtype}, which torch has not")
-            self.dtypes[v.dtype] = found
-        if device.type not in ("cpu", "cuda"):
-            raise TypeError(f"cudadml.fuse: tensors on {device} are not supported (CPU and CUDA tensors are)")
-        self.torch, self.torch_device, self.device = torch, device, device.index  # (``device``: the graphs')
-        self.kind = "numpy" if device.type == "cpu" else "cupy"
-
-    @staticmethod
-    def keys(used):
-        return tuple([(t.stride(), t.data_ptr() % ALIGNMENT) for t in used])
-
-    @staticmethod
-    def geometry(t):
-        size = t.element_size()
-        return tuple(t.shape), tuple(s * size for s in t.stride()), size, t.data_ptr(), t.is_contiguous()
-
-    def stage(self, t):
-        nbytes = t.numel() * t.element_size()
-        raw = self.torch.empty(nbytes + ALIGNMENT, dtype=self.torch.uint8, device=t.device)
-        return aligned_part(raw, nbytes, ALIGNMENT).view(t.dtype).view(t.shape).copy_(t)
-
-    staged = _Arrays.staged
-
-    def empty(self, shape, dtype):
-        return self.torch.empty(shape, dtype=self.dtypes[dtype], device=self.torch_device)
-
-    def zeros(self, shape, dtype):
-        return self.torch.zeros(shape, dtype=self.dtypes[dtype], device=self.torch_device)
-
-    def call(self, run, used):
-        if run.staged:  # (rare: an address not whole elements, or too many dimensions)
-            used = self.staged(run, used)
-        compiled, torch, device, dtypes = run.compiled, self.torch, self.torch_device, self.dtypes
-        values = [torch.empty(shape, dtype=dtypes[dtype], device=device) for shape, dtype, _ in compiled.parts]
-        outs = [t.data_ptr() for t in values]
-        ins = [t.data_ptr() + start for t, start in zip(used, run.starts)]
-        if self.kind == "numpy":
-            bound = (ins, outs), (_host_buffers(ins, compiled, used), values), _bits(outs)
-            compiled.op.execute_bound(("numpy", *bound), None)
-            return values
-        C, index = torch._C, self.device
-        bound = ("cupy", (ins, outs), (used, values), _bits(outs))
-        if C._cuda_getDevice() == index:
-            compiled.op.execute_bound(bound, C._cuda_getCurrentRawStream(index))
-        else:
-            with torch.cuda.device(index):
-                compiled.op.execute_bound(bound, C._cuda_getCurrentRawStream(index))
-        return values
-
-
-# ---- the gradient of a program ---------------------------------------------------------------------
-
-
-def _backward(program, needs):
-    """The program that takes the gradients of ``program``'s outputs to its inputs'.
-
-    Each node's gradient is its operation's (SLICE and SLICE1: SLICE_GRAD; SLICE_GRAD: SLICE1;
-    SPLIT and JOIN each other), the chain walked back from the results. A value that feeds
-    several nodes (or is returned and fed on) receives several gradients: each stays its own
-    value, carried back along its own chain, and arrives as one more output of the backward
-    graph; ``targets`` says whose, and the caller adds them. A SPLIT's parts with one gradient
-    each give one JOIN; other gradients of a part are placed by SLICE_GRAD, each an output.
-    """
-    from ..interop.torch import gradient_of  # the gradient of each operation (as eager calls take it)
-
-    trace = _Trace()
-    grads = [trace.value(("input", j), v.shape, v.dtype) for j, v in enumerate(program.outputs)]
-    canonical = {}
-    for k, v in enumerate(program.inputs):
-        canonical[("input", k)] = v.shape
-    for node in program.nodes:
-        for port, v in enumerate(node.outputs):
-            canonical[(id(node), port)] = v.shape
-    contributions = {}
-
-    def add(value, gradient):
-        if value._source[0] not in ("input", "node") or gradient._source[0] in ("empty", "zeros"):
-            return  # no elements, or zeros: nothing to add
-        if value._source[0] == "input" and not needs[value._source[1]]:
-            return
-        key = _source_key(value)
-        if gradient.shape != canonical[key]:
-            gradient = gradient.reshape(canonical[key])
-        contributions.setdefault(key, []).append(gradient)
-
-    for v, g in zip(program.outputs, grads):
-        add(v, g)
-    with _tracing():
-        for node in reversed(program.nodes):
-            op, args = node.operation, node.args
-            shapes = [a.shape for a in args]
-            lists = [contributions.get(_source_key(r)) if r._source[0] == "node" else None for r in node.results]
-            if not any(lists):
-                continue
-            if isinstance(op, Split):
-                bound = [lst for lst, r in zip(lists, node.results) if r._source[0] == "node"]
-                extra = [(k, g) for k, lst in enumerate(lists) for g in lst or ()]
-                if all(bound):
-                    first = [
-                        lst[0] if lst else trace.value(("empty",), r.shape, r.dtype)
-                        for lst, r in zip(lists, node.results)
-                    ]
-                    gradient, gs = gradient_of(op, shapes, first)
-                    add(args[0], trace.record(gradient, gs)[0])
-                    extra = [(k, g) for k, lst in enumerate(lists) for g in (lst or ())[1:]]
-                for k, g in extra:  # placed into zeros where its part lies
-                    start = sum(r.shape[op.axis] for r in node.results[:k])
-                    offsets = [start if d == op.axis else 0 for d in range(len(g.shape))]
-                    place = SliceGrad.of(g.shape, shapes[0], (), offsets, g.shape, None, None, op.directml_types)
-                    add(args[0], trace.record(place, [g])[0])
-                continue
-            for g in lists[0] or ():
-                for k, r in _gradients(trace, op, shapes, g, gradient_of):
-                    add(args[k], r)
-    leaves, targets = [], []
-    for k in range(len(program.inputs)):
-        for g in contributions.get(("input", k), ()):
-            leaves.append(g)
-            targets.append(k)
-    backward = _Program(grads, leaves)
-    backward.targets = targets
-    return backward
-
-
-def _gradients(trace, op, shapes, g, gradient_of):
-    """``(k, gradient)`` of an operation's inputs from its result's gradient ``g`` (traced): one
-    per input, or for a slice that read elements several times, one per repeat."""
-    if isinstance(op, Slice):
-        repeated = [d for d, (n, s) in enumerate(zip(op.sizes, op.strides)) if s == 0 and n > 1]
-        if repeated:  # each repeat read the element again: its gradient is one more contribution
-            count = math.prod(op.sizes[d] for d in repeated)
-            if count > MOST_REPEATS:
-                raise TypeError(
-                    f"cudadml.fuse: the gradient of slice with zero strides that read elements {count} times is a "
-                    f"sum of {count} parts (more than {MOST_REPEATS}, each an output of the backward graph); call "
-                    "slice outside the fused function"
-                )
-            flag, steps = op.directml_types, [s or 1 for s in op.strides]
-            parts = []
-            for at in itertools.product(*(range(op.sizes[d]) for d in repeated)):
-                where = dict(zip(repeated, at))
-                offsets = [where.get(d, 0) for d in range(len(g.shape))]
-                sizes = [1 if d in where else n for d, n in enumerate(g.shape)]
-                (picked,) = trace.record(Slice1.of(g.shape, (), offsets, sizes, None, None, None, flag), [g])
-                window = [(n - 1) * s + 1 for n, s in zip(picked.shape, steps)]
-                place = SliceGrad.of(picked.shape, shapes[0], (), op.offsets, window, steps, None, flag)
-                parts += [(0, r) for r in trace.record(place, [picked])]
-            return parts
-    gradient, gs = gradient_of(op, shapes, [g])
-    return list(enumerate(trace.record(gradient, gs)))
 
 
 # ---- fuse -------------------------------------------------------------------------------------------
@@ -1263,7 +1091,7 @@ class Fused:
             if kind is None:  # called by a function being traced: part of its graph
                 return self._fn(*args, **kwargs)
         if kind == "torch":
-            return self._call_torch(args, kwargs, structure, arrays)
+            return self._call_library(_half(kind), args, kwargs, structure, arrays)
         if kind == "numpy":
             return self._run(_HOST, structure, arrays)
         memory = _device_arrays(arrays[0].data.device_id)
@@ -1334,14 +1162,14 @@ class Fused:
 
     def _trace(self, structure, avals):
         """Call the function on traced arrays of ``avals`` (dtype, shape) placed as ``structure``."""
-        trace = _Trace()
+        trace = Trace()
         inputs = [trace.value(("input", k), tuple(shape), np.dtype(dtype)) for k, (dtype, shape) in enumerate(avals)]
         leaves = iter(inputs)
         args_structure, kwargs_structure = structure
         args = _rebuild(args_structure, leaves)
         kwargs = {name: _rebuild(s, leaves) for name, s in kwargs_structure}
         try:
-            with _tracing():
+            with tracing():
                 result = self._fn(*args, **kwargs)
         finally:
             trace.closed = True
@@ -1351,118 +1179,35 @@ class Fused:
         for leaf in returned:
             if type(leaf) is Traced and leaf._trace is not trace:
                 raise TypeError(f"cudadml.fuse: {name} returned a traced array of another trace")
-        return _Program(inputs, returned, result_structure)
+        return Program(inputs, returned, result_structure)
 
-    # ---- PyTorch ----
-
-    def _call_torch(self, args, kwargs, structure, tensors):
-        if _torch_adapter().watched(tensors):  # compiling, transforms, modes, subclasses: the eager calls they see
+    def _call_library(self, half, args, kwargs, structure, arrays):
+        """The function's results for arrays of a library whose half of fuse is ``half``."""
+        if half.watched(arrays):  # (compiling, transforms, modes: the eager calls are what they see)
             return self._fn(*args, **kwargs)
-        devices = {t.device for t in tensors}
-        if len(devices) > 1:
-            raise TypeError(f"cudadml.fuse: tensors on several devices ({', '.join(map(str, devices))})")
-        metas = tuple([(t.dtype, tuple(t.shape), t.device) for t in tensors])
-        program = self._program(
-            ("torch", structure, metas), structure, lambda: [(_numpy_dtype(d), shape) for d, shape, _ in metas]
-        )
-        return program.assemble(_call_program_torch(program, tensors))
+        metas = half.metas(arrays)
+        program = self._program((half.KIND, structure, metas), structure, lambda: half.avals(metas))
+        return program.assemble(half.call(program, arrays))
 
 
-def _torch_adapter():
-    """``interop.torch``, imported at the first call holding a tensor (an import statement per
-    call would cost more than the check it serves)."""
-    global _TORCH_ADAPTER
-    if _TORCH_ADAPTER is None:
-        from ..interop import torch as adapter
+def _half(kind):
+    """The half of fuse that takes arrays of ``kind`` ("torch"), as ``interop`` provides it
+    (``hooks``, "fuse torch"): ``KIND``, ``watched(arrays)`` (run the function eagerly),
+    ``metas(arrays)`` (what its programs are kept under, besides the structure),
+    ``avals(metas)`` (the traced arrays' dtypes and shapes) and ``call(program, arrays)`` (the
+    values of its outputs). Loaded at the first call holding such arrays."""
+    half = _HALVES.get(kind)
+    if half is None:
+        half = _HALVES[kind] = provided(f"fuse {kind}")()
+    return half
 
-        _TORCH_ADAPTER = adapter
-    return _TORCH_ADAPTER
 
-
-_TORCH_ADAPTER = None
+_HALVES = {}  # per kind of array, its half of fuse
 
 
 def _copy(constant):
     """A copy of an array the function returned without a traced call making it."""
     return constant.clone() if _array_kind(constant) == "torch" else constant.copy()
-
-
-def _numpy_dtype(dtype):
-    """The NumPy dtype a traced array of a tensor dtype has (its own, or integers of its width)."""
-    from ..interop.torch import NUMPY_DTYPES
-
-    found = NUMPY_DTYPES.get(dtype)
-    return found if found is not None else np.dtype(f"u{dtype.itemsize}")
-
-
-def _call_program_torch(program, tensors):
-    """The outputs of ``program`` on ``tensors``: through its autograd node where they take
-    part in autograd (or forward-mode AD), else run."""
-    from ..interop import torch as adapter
-
-    if not program.outputs:
-        return []
-    if adapter.differentiated(tensors):
-        return list(_autograd().apply(_Holder(program), *tensors))
-    return _run_torch(program, tensors)
-
-
-class _Holder:
-    """A program as one argument of an autograd Function (which would look into a tuple)."""
-
-    __slots__ = ("program",)
-
-    def __init__(self, program):
-        self.program = program
-
-
-def _run_torch(program, tensors):
-    """Run ``program`` on tensors, by their addresses, into tensors torch allocates."""
-    # A conjugate or negative view is read as its values (a copy).
-    tensors = [t.resolve_conj().resolve_neg() if t.is_conj() or t.is_neg() else t for t in tensors]
-    key = (tuple([t.dtype for t in tensors]), tensors[0].device)
-    memory = program.memories.get(key)
-    if memory is None:
-        memory = program.memories[key] = _Tensors(program, *key)
-    return program.run(memory, tensors)
-
-
-@functools.cache
-def _autograd():
-    """The autograd node of a fused call (defined when torch is in use)."""
-    import torch
-
-    class FusedCall(torch.autograd.Function):
-        """A fused call: forward, the program; backward, the program of its gradients (one launch),
-        whose several contributions to one input torch adds."""
-
-        @staticmethod
-        def forward(ctx, holder, *tensors):
-            ctx.holder = holder
-            ctx.inputs = [(t.shape, t.dtype, t.device) for t in tensors]
-            return tuple(_run_torch(holder.program, list(tensors)))
-
-        @staticmethod
-        def backward(ctx, *grads):
-            needs = tuple(ctx.needs_input_grad[1:])
-            backward = ctx.holder.program.backward(needs)
-            sums = [None] * len(needs)
-            if backward.graph_outputs or backward.outputs:
-                parts = _call_program_torch(backward, list(grads))
-                for k, leaf in zip(backward.targets, backward.leaves):
-                    sums[k] = parts[leaf] if sums[k] is None else sums[k] + parts[leaf]
-            return (None, *sums)
-
-        @staticmethod
-        def jvp(ctx, _holder, *tangents):
-            # The calls only move elements: the tangent of the results is the program on the tangents.
-            tangents = [
-                torch.zeros(shape, dtype=dtype, device=device) if t is None else t
-                for t, (shape, dtype, device) in zip(tangents, ctx.inputs)
-            ]
-            return tuple(_call_program_torch(ctx.holder.program, tangents))
-
-    return FusedCall
 
 
 def fuse(fn: Callable | None = None) -> Fused | Callable[[Callable], Fused]:
