@@ -36,6 +36,7 @@ the folders and checks it):
 from . import interop  # noqa: F401 (interop provides the arrays a compiled graph takes)
 from .backends import use_host_backend
 from .core.enums import FeatureLevel, TensorDataType, TensorFlags
+from .core.memory import cache_info, clear_caches
 from .core.tensor import BufferTensorDesc, calc_buffer_tensor_size
 from .display import explain
 from .errors import BindingError, DescriptorError, ValidationError
@@ -96,7 +97,9 @@ __all__ = [
     "ValidationError",
     "WindowsBatchGradOperatorDesc",
     "WindowsBatchOperatorDesc",
+    "cache_info",
     "calc_buffer_tensor_size",
+    "clear_caches",
     "compile_batch",
     "explain",
     "fuse",

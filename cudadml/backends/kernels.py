@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 
+from ..core import memory
 from ..core.overlap import reach
 from ..core.plan import (
     CopyPlan,
@@ -229,7 +230,7 @@ _driver = _runtime = _current_stream = None  # cupy_backends' CUDA APIs and CuPy
 _compiled: dict[tuple[int, str], object] = {}
 
 
-@functools.cache
+@memory.cache(maxsize=1)
 def _loader():
     global _driver, _runtime, _current_stream
     import cupy

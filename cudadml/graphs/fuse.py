@@ -1067,6 +1067,7 @@ class Fused:
         self._last = (None, None)  # the key and program of the latest call
         self._last_call = (None, None, None)  # NumPy's or CuPy's: its key, program and run
         self._lock = threading.Lock()
+        _FUSED.add(self)
 
     def __repr__(self) -> str:
         return f"<cudadml.fuse of {getattr(self._fn, '__qualname__', self._fn)!r}>"
@@ -1188,6 +1189,10 @@ class Fused:
         metas = half.metas(arrays)
         program = self._program((half.KIND, structure, metas), structure, lambda: half.avals(metas))
         return program.assemble(half.call(program, arrays))
+
+
+#: The traces of every fused function, in ``cudadml.cache_info``.
+_FUSED = memory.PerInstance(f"{__name__}.Fused", PROGRAMS, lambda fused: len(fused._programs), Fused.cache_clear)
 
 
 def _half(kind):
