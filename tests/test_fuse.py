@@ -50,7 +50,7 @@ def poisoned(monkeypatch):
         base = address_of(raw)
         return outs, [base + CANARY + offset for _, _, offset in parts]
 
-    monkeypatch.setattr(fuse_module, "_allocate", poisoned_allocate)
+    monkeypatch.setattr(sys.modules["cudadml.graphs.fused_arrays"], "allocate", poisoned_allocate)
 
     def canaries_intact():
         for raw, elements in regions:

@@ -15,8 +15,8 @@ The pieces:
 * ``Program``: a finished trace, its graph compiled per layout of the arrays it is given
   (strides, signs and alignment: graph inputs are buffers that the tensors' descriptors lay out),
   and per layout a ``_Run``: everything a call needs worked out once, so that a call looks its
-  run up, allocates the results and launches (``_HostArrays``, ``_DeviceArrays``: the same per
-  memory kind, ``Arrays``);
+  run up, allocates the results and launches (``fused_arrays``: the same per memory
+  kind);
 * ``Fused``: what ``fuse`` returns: the cache of programs and the runs on NumPy and CuPy; the
   arrays of another library (PyTorch's tensors, with autograd) are its half of fuse's, which
   ``interop`` provides (``hooks``): ``interop.torch_fuse``.
@@ -43,13 +43,14 @@ from ..core.calls import common_dtype
 from ..core.enums import TensorDataType
 from ..core.errors import DescriptorError
 from ..core.hooks import provided
-from ..core.memory import ALIGNMENT, aligned_empty, cupy_address, numpy_address
+from ..core.memory import ALIGNMENT
 from ..core.overlap import reach
 from ..core.tensor import MAX_DIMENSIONS, BufferTensorDesc
 from ..ops import Join, Slice, Slice1, Slice1Batch, Slice1OperatorDesc, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from ..run.adapters import register_adapter
 from ..run.arrays import strided_slice
 from ..run.runner import check_words_rank
+from .fused_arrays import HOST, device_arrays
 from .graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
 
 __all__ = ["Fused", "Traced", "fuse"]
@@ -250,55 +251,44 @@ def _new_axes(shape, key):
     return (*out, *dims)
 
 
-for _name, _what in {
-    "add": "+",
-    "radd": "+",
-    "sub": "-",
-    "rsub": "-",
-    "mul": "*",
-    "rmul": "*",
-    "truediv": "/",
-    "rtruediv": "/",
-    "floordiv": "//",
-    "rfloordiv": "//",
-    "mod": "%",
-    "rmod": "%",
-    "pow": "**",
-    "rpow": "**",
-    "matmul": "@",
-    "rmatmul": "@",
-    "and": "&",
-    "rand": "&",
-    "or": "|",
-    "ror": "|",
-    "xor": "^",
-    "rxor": "^",
-    "lshift": "<<",
-    "rlshift": "<<",
-    "rshift": ">>",
-    "rrshift": ">>",
-    "iadd": "+=",
-    "isub": "-=",
-    "imul": "*=",
-    "itruediv": "/=",
-    "eq": "==",
-    "ne": "!=",
-    "lt": "<",
-    "le": "<=",
-    "gt": ">",
-    "ge": ">=",
-    "neg": "unary -",
-    "pos": "unary +",
-    "abs": "abs()",
-    "invert": "~",
-    "bool": "bool()",
-    "float": "float()",
-    "int": "int()",
-    "complex": "complex()",
-    "index": "operator.index()",
-    "contains": "in",
+# The operators and conversions a traced array refuses: per operator, its special methods.
+for _what, _names in {
+    "+": "add radd",
+    "-": "sub rsub",
+    "*": "mul rmul",
+    "/": "truediv rtruediv",
+    "//": "floordiv rfloordiv",
+    "%": "mod rmod",
+    "**": "pow rpow",
+    "@": "matmul rmatmul",
+    "&": "and rand",
+    "|": "or ror",
+    "^": "xor rxor",
+    "<<": "lshift rlshift",
+    ">>": "rshift rrshift",
+    "+=": "iadd",
+    "-=": "isub",
+    "*=": "imul",
+    "/=": "itruediv",
+    "==": "eq",
+    "!=": "ne",
+    "<": "lt",
+    "<=": "le",
+    ">": "gt",
+    ">=": "ge",
+    "unary -": "neg",
+    "unary +": "pos",
+    "abs()": "abs",
+    "~": "invert",
+    "bool()": "bool",
+    "float()": "float",
+    "int()": "int",
+    "complex()": "complex",
+    "operator.index()": "index",
+    "in": "contains",
 }.items():
-    setattr(Traced, f"__{_name}__", _refuse(_what if _what.endswith(")") else f"the operator {_what}"))
+    for _name in _names.split():
+        setattr(Traced, f"__{_name}__", _refuse(_what if _what.endswith(")") else f"the operator {_what}"))
 
 
 # ---- the trace -----------------------------------------------------------------------------------
@@ -913,143 +903,6 @@ def _assembler(structure, leaves):
     return assemble
 
 
-# ---- memory: how a program reaches arrays of one kind ---------------------------------------------
-
-
-class _HostBytes:
-    """A range of host memory as NumPy sees it (``numpy.asarray`` of it); ``owner`` keeps it valid."""
-
-    def __init__(self, address, nbytes, owner):
-        self.__array_interface__ = {"data": (address, False), "shape": (nbytes,), "typestr": "|u1", "version": 3}
-        self.owner = owner
-
-
-def _allocate(xp, parts, total):
-    """The graph outputs of a call, new C-contiguous arrays of the module ``xp`` (NumPy or CuPy)
-    placed as ``parts`` say in one allocation of ``total`` bytes (one array: its own), and
-    their addresses. Their alignment only speeds the launch: its access widths follow the
-    addresses."""
-    if len(parts) == 1:
-        ((shape, dtype, _),) = parts
-        out = xp.ndarray(shape, dtype)
-        return [out], [numpy_address(out) if xp is np else cupy_address(out)]
-    buffer = xp.empty(total, np.uint8)
-    if xp is np:
-        base = numpy_address(buffer)
-        outs = [np.ndarray(shape, dtype, buffer, offset) for shape, dtype, offset in parts]
-    else:
-        memory = buffer.data
-        base, new = memory.ptr, xp.ndarray
-        outs = [new(shape, dtype, memory + offset) for shape, dtype, offset in parts]
-    return outs, [base + offset for _, _, offset in parts]
-
-
-def address_bits(outs):
-    """The OR of the outputs' addresses: the inputs' are aligned, so the access widths follow these."""
-    return outs[0] if len(outs) == 1 else functools.reduce(operator.or_, outs)
-
-
-def host_buffers(ins, compiled, owners):
-    """The inputs' buffers of a host launch, as the graph's tensors take them (the emulated
-    kernels check each load against them)."""
-    return [np.asarray(_HostBytes(i, n, a)) for i, n, a in zip(ins, compiled.in_needs, owners)]
-
-
-class Arrays:
-    """NumPy (host, ``_HostArrays``) or CuPy (device, ``_DeviceArrays``) arrays: what
-    ``Program`` asks of a memory kind. ``layouts`` and ``keys`` give the key of a call and the
-    run key of its used inputs (per input its strides and address modulo 16, from which the
-    layout of its tensor follows); ``call`` launches a run into new arrays; ``geometry``
-    (shape, byte strides, element size, address, C-contiguity) and ``stage`` serve the calls
-    that find no run.
-
-    ``call`` binds no buffer: every binding rule holds by construction (the inputs' tensors
-    start at the aligned addresses below their elements and lie in their arrays, the outputs
-    are new), so ``execute``'s checks are left out."""
-
-    def __init__(self, xp, device):
-        self.xp, self.device = xp, device
-
-    def stage(self, a):
-        copy = self.xp.ndarray(a.shape, a.dtype, aligned_empty(a.nbytes, self.xp, ALIGNMENT).data)
-        copy[...] = a
-        return copy
-
-    def staged(self, run, used):
-        return [self.stage(a) if i in run.staged else a for i, a in enumerate(used)]
-
-    def empty(self, shape, dtype):
-        return self.xp.empty(shape, dtype)
-
-    def zeros(self, shape, dtype):
-        return self.xp.zeros(shape, dtype)
-
-
-class _HostArrays(Arrays):
-    kind = "numpy"
-
-    @staticmethod
-    def layouts(arrays):
-        """Per array its dtype, shape, strides and address modulo 16: what a call's program and run follow from."""
-        return tuple([(a.dtype, a.shape, a.strides, numpy_address(a) % ALIGNMENT) for a in arrays])
-
-    @staticmethod
-    def keys(used):
-        return tuple([(a.strides, numpy_address(a) % ALIGNMENT) for a in used])
-
-    @staticmethod
-    def geometry(a):
-        return a.shape, a.strides, a.dtype.itemsize, numpy_address(a), a.flags.c_contiguous
-
-    def call(self, run, used):
-        if run.staged:  # (rare: strides or an address not whole words, or too many dimensions)
-            used = self.staged(run, used)
-        compiled = run.compiled
-        values, outs = _allocate(np, compiled.parts, compiled.total)
-        ins = [numpy_address(a) + start for a, start in zip(used, run.starts)]
-        bound = (ins, outs), (host_buffers(ins, compiled, used), values), address_bits(outs)
-        compiled.op.execute_bound(("numpy", *bound), None)
-        return values
-
-
-class _DeviceArrays(Arrays):
-    kind = "cupy"
-
-    @staticmethod
-    def layouts(arrays):
-        """``_HostArrays.layouts``, and each array's device."""
-        # (the memory pointer read once: its address, as cupy_address reads it, and its device)
-        return tuple([(a.dtype, a.shape, a.strides, (m := a.data).ptr % ALIGNMENT, m.device_id) for a in arrays])
-
-    @staticmethod
-    def keys(used):
-        return tuple([(a.strides, cupy_address(a) % ALIGNMENT) for a in used])
-
-    @staticmethod
-    def geometry(a):
-        return a.shape, a.strides, a.dtype.itemsize, cupy_address(a), a.flags.c_contiguous
-
-    def call(self, run, used):  # on the current CuPy stream
-        if run.staged:  # (rare: strides or an address not whole words, or too many dimensions)
-            used = self.staged(run, used)
-        compiled = run.compiled
-        values, outs = _allocate(self.xp, compiled.parts, compiled.total)
-        ins = [cupy_address(a) + start for a, start in zip(used, run.starts)]
-        compiled.op.execute_bound(("cupy", (ins, outs), (used, values), address_bits(outs)), None)
-        return values
-
-
-_HOST = _HostArrays(np, None)
-_DEVICES = {}  # per CuPy device, its _DeviceArrays
-
-
-def _device_arrays(device):
-    memory = _DEVICES.get(device)
-    if memory is None:
-        memory = _DEVICES[device] = _DeviceArrays(sys.modules["cupy"], device)
-    return memory
-
-
 # ---- fuse -------------------------------------------------------------------------------------------
 
 
@@ -1094,8 +947,8 @@ class Fused:
         if kind == "torch":
             return self._call_library(_half(kind), args, kwargs, structure, arrays)
         if kind == "numpy":
-            return self._run(_HOST, structure, arrays)
-        memory = _device_arrays(arrays[0].data.device_id)
+            return self._run(HOST, structure, arrays)
+        memory = device_arrays(arrays[0].data.device_id)
         cuda = memory.xp.cuda
         if cuda.Device().id == memory.device:  # (entering the device costs more than asking)
             return self._run(memory, structure, arrays)

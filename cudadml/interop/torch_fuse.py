@@ -17,7 +17,8 @@ import numpy as np
 import torch
 
 from ..core.memory import ALIGNMENT, aligned_part
-from ..graphs.fuse import Arrays, Program, Trace, address_bits, host_buffers, source_key, source_of, tracing
+from ..graphs.fuse import Program, Trace, source_key, source_of, tracing
+from ..graphs.fused_arrays import Arrays, address_bits, host_buffers
 from ..ops import Slice, Slice1, SliceGrad, Split
 from .torch import NUMPY_DTYPES, differentiated, gradient_of, watched
 
