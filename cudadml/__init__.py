@@ -18,16 +18,18 @@ the folders and checks it):
 
 * ``core``: the rules every operator shares: tensors, enumerations, errors, plans, basic
   indexing, overlaps, messages in the caller's words, the descriptor base and the registry,
-  the normalised calls, the bounded caches;
+  the normalised calls, the bounded caches (``cache_info`` lists them, ``clear_caches`` empties
+  them);
 * ``ops``: one module per operator, found and registered by the package: its descriptor,
   normalised call and the rules the layers above read;
 * ``backends``: where plans run: the CUDA kernels (their sources in ``kernels_cu/`` beside
   their loader), the NumPy reference and the host emulation;
 * ``run``: bindings, ``CompiledOperator`` (the one route to a backend), the runner (every
   array call, cached), the adapter interface and the array functions, ``precompile``;
-* ``interop``: the PyTorch and Dask adapters, loaded when a call holds their arrays;
 * ``numpy``: NumPy's names, one module per family;
 * ``graphs``: ``GraphDesc`` composed into copies, and ``fuse``;
+* ``interop``: the PyTorch and Dask adapters, loaded when a call holds their arrays, and
+  PyTorch's half of ``fuse``;
 * ``display``: reprs' pictures and ``explain``;
 * on top, the public face: this module, ``errors``, ``onnx`` (ONNX models as graphs),
   ``testing``, ``examples`` (DirectML's worked examples) and ``__main__`` (the self-check).
