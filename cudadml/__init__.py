@@ -18,16 +18,18 @@ the folders and checks it):
 
 * ``core``: the rules every operator shares: tensors, enumerations, errors, plans, basic
   indexing, overlaps, messages in the caller's words, the descriptor base and the registry,
-  the normalised calls, the bounded caches;
+  the normalised calls, the bounded caches (``cache_info`` lists them, ``clear_caches`` empties
+  them);
 * ``ops``: one module per operator, found and registered by the package: its descriptor,
   normalised call and the rules the layers above read;
 * ``backends``: where plans run: the CUDA kernels (their sources in ``kernels_cu/`` beside
   their loader), the NumPy reference and the host emulation;
 * ``run``: bindings, ``CompiledOperator`` (the one route to a backend), the runner (every
   array call, cached), the adapter interface and the array functions, ``precompile``;
-* ``interop``: the PyTorch and Dask adapters, loaded when a call holds their arrays;
 * ``numpy``: NumPy's names, one module per family;
 * ``graphs``: ``GraphDesc`` composed into copies, and ``fuse``;
+* ``interop``: the PyTorch and Dask adapters, loaded when a call holds their arrays, and
+  PyTorch's half of ``fuse``;
 * ``display``: reprs' pictures and ``explain``;
 * on top, the public face: this module, ``errors``, ``onnx`` (ONNX models as graphs),
   ``testing``, ``examples`` (DirectML's worked examples) and ``__main__`` (the self-check).
@@ -36,6 +38,7 @@ the folders and checks it):
 from . import interop  # noqa: F401 (interop provides the arrays a compiled graph takes)
 from .backends import use_host_backend
 from .core.enums import FeatureLevel, TensorDataType, TensorFlags
+from .core.memory import cache_info, clear_caches
 from .core.tensor import BufferTensorDesc, calc_buffer_tensor_size
 from .display import explain
 from .errors import BindingError, DescriptorError, ValidationError
@@ -96,7 +99,9 @@ __all__ = [
     "ValidationError",
     "WindowsBatchGradOperatorDesc",
     "WindowsBatchOperatorDesc",
+    "cache_info",
     "calc_buffer_tensor_size",
+    "clear_caches",
     "compile_batch",
     "explain",
     "fuse",

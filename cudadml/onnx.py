@@ -62,6 +62,7 @@ import numpy as np
 
 from .core.enums import TensorDataType
 from .core.errors import DescriptorError
+from .core.memory import PerInstance
 from .core.tensor import MAX_DIMENSIONS, BufferTensorDesc
 from .graphs.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphNode, GraphOutputEdge
 from .ops import JoinOperatorDesc, Slice1OperatorDesc, SliceGradOperatorDesc, SliceOperatorDesc, SplitOperatorDesc
@@ -306,6 +307,8 @@ class InferenceSession:
         self._compiled = OrderedDict()  # concrete input shapes -> compiled graph, least recent first
         if not self._symbolic:  # refused now, as onnxruntime refuses at construction
             self._compiled[None] = load(model).compile()
+        else:  # a cache of graphs per shape, in ``cudadml.cache_info``
+            _SESSIONS.add(self)
 
     def get_inputs(self) -> list[NodeArg]:
         """The model's inputs (initializers left out), in its order.
@@ -477,6 +480,12 @@ class InferenceSession:
 
 #: ONNX's BOOL, which DirectML moves as UINT8.
 _BOOL = 9
+
+
+#: The graphs per shape of every session of a model with symbolic shapes.
+_SESSIONS = PerInstance(
+    f"{__name__}.InferenceSession", SESSION_SHAPES, lambda s: len(s._compiled), lambda s: s._compiled.clear()
+)
 
 
 def _shape(vi):

@@ -12,7 +12,9 @@ import functools
 import gc
 import importlib
 import os
+import pathlib
 import pkgutil
+import re
 import subprocess
 import sys
 import textwrap
@@ -275,7 +277,8 @@ def _fill_shared_launches(cache, n):
 
 
 #: Every cache bounded in number (``functools.lru_cache``), and how to fill it with its worst
-#: entries; ``FINITE``: those of ``functools.cache``, whose keys are few by construction.
+#: entries; ``FINITE``: those whose keys are few by construction (``functools.cache``, or a
+#: bound of one).
 FIXED = {
     "cudadml.ops.strided_slice._strided_slice": _fill_strided_slice,
     "cudadml.core.indexing.parse_key": _fill_parse_key,
@@ -294,7 +297,6 @@ FINITE = {
     "cudadml.backends.kernels._loader": "one",
     "cudadml.backends.emulate.library": "per group of kernels (family, width, index type)",
     "cudadml.backends.emulate._groups": "one",
-    "cudadml.graphs.fuse._autograd": "one (the torch.autograd.Function of fused functions)",
 }
 
 
@@ -319,8 +321,6 @@ def test_every_cache_bounded_in_number_is_known():
     memoized in bytes (``memory.kept``)."""
     caches = _lru_caches()
     assert set(caches) == set(FIXED) | set(FINITE)
-    for name in FINITE:
-        assert caches[name].cache_info().maxsize is None, name
     for name in FIXED:
         assert caches[name].cache_info().maxsize is not None, name
 
@@ -347,6 +347,62 @@ def test_the_caches_bounded_in_number_hold_at_most_their_share():
     assert runner._CACHE.limit + memory.FIXED_BYTES == runner.CACHE_BYTES
 
 
+# ---- the registry: cudadml.cache_info, cudadml.clear_caches ----------------------------------------
+
+
+def _warm():
+    """A call of every family, so that the caches hold entries."""
+    for make in FAMILIES.values():
+        make(20_000)
+
+
+def test_cache_info_lists_every_cache_with_a_bound():
+    _warm()
+    info = cd.cache_info()
+    for name in ["cudadml.core.memory.CACHE", "cudadml.graphs.fuse.Fused", "cudadml.ops.windows._windows_op"]:
+        assert name in info, name
+    assert {f"cudadml.numpy.{n}" for n in ("_pad_call", "_flip_call")} <= set(info)
+    assert info["cudadml.core.memory.CACHE"].currsize > 0 and info["cudadml.graphs.fuse.Fused"].currsize >= 1
+    for name, c in info.items():
+        assert isinstance(c, memory.CacheInfo) and c.unit in ("entries", "bytes"), name
+        assert c.maxsize is not None and 0 <= c.currsize, name
+
+
+def test_clear_caches_empties_every_cache():
+    _warm()
+    cd.clear_caches()
+    info = cd.cache_info()
+    assert {name: c.currsize for name, c in info.items() if c.currsize} == {}
+    assert np.array_equal(_FUSED(_z(4, 3), _z(2, 3)), _fused_join(_z(4, 3), _z(2, 3)))  # traced again
+
+
+def _memoized_sites():
+    """``file:line`` of every memoizing decorator of the package's source outside the registry."""
+    sites = []
+    for path in sorted(pathlib.Path(cd.__file__).parent.rglob("*.py")):
+        if path.name == "memory.py" and path.parent.name == "core":
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"\blru_cache\(|functools\.cache\b|^@cache$", line.strip()):
+                sites.append(f"{path.relative_to(path.parents[1])}:{number}")
+    return sites
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="functools caches outside core.memory, not yet memory.cache: core/indexing.py parse_key, "
+    "core/operators.py roles, core/plan.py _output_walk and grad_window_dtype, ops/strided_slice.py "
+    "_strided_slice, ops/windows.py _tensor, _slice1_rules, _shared_rules, _data_type, _sum_kind, "
+    "backends/emulate.py library and _groups",
+)
+def test_every_cache_is_in_the_registry():
+    """No ``functools`` cache outside ``core.memory``: each is ``memory.cache`` (or ``kept``),
+    listed by ``cudadml.cache_info`` and bounded."""
+    assert _memoized_sites() == []
+    registered = {id(c) for c in memory._CACHES.values()}
+    assert [name for name, c in _lru_caches().items() if id(c) not in registered] == []
+
+
 # ---- kept, KeptDict ------------------------------------------------------------------------------
 
 
@@ -359,15 +415,16 @@ def test_kept_memoizes_in_the_store_bounded_in_bytes(store, monkeypatch):
         return n * n
 
     assert [square(3), square(3), square(4)] == [9, 9, 16] and made == [3, 4]
-    assert square.cache_info()[:4] == (1, 2, None, 2)
+    info = square.cache_info()  # (in bytes: the store holds this cache's entries alone)
+    assert info[:2] == (1, 2) and (info.maxsize, info.currsize, info.unit) == (store.limit, store.nbytes, "bytes")
     monkeypatch.setattr(store, "limit", store.nbytes + 5_000)
     square(5)  # past the bound: the oldest unmarked goes (4), the marked one (3) loses its mark
-    assert square.cache_info().currsize == 2 and made == [3, 4, 5]
+    assert len(store) == 2 and made == [3, 4, 5]
     square(4)
     assert made == [3, 4, 5, 4]
     cd.join([_z(2), _z(3)])  # another cache's entry stays when this one is cleared
     square.cache_clear()
-    assert square.cache_info()[:4] == (0, 0, None, 0) and len(store) == 1
+    assert square.cache_info()[:4] == (0, 0, store.limit, 0) and len(store) == 1
 
 
 def test_a_kept_dict_finds_what_the_store_still_holds(store, monkeypatch):

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import cudadml as cd
 import cudadml.numpy as cnp
+from cudadml.core.memory import address_of
 from cudadml.graphs.graph import CompiledGraph
 from cudadml.testing import CANARY, POISON, aligned_empty, random_array, to_host
 
@@ -46,10 +47,10 @@ def poisoned(monkeypatch):
             elements[CANARY + offset : CANARY + offset + nbytes] = True
             outs.append(raw[CANARY + offset : CANARY + offset + nbytes].view(dtype).reshape(shape))
         regions.append((raw, elements))
-        base = raw.__array_interface__["data"][0] if xp is np else raw.data.ptr
+        base = address_of(raw)
         return outs, [base + CANARY + offset for _, _, offset in parts]
 
-    monkeypatch.setattr(fuse_module, "_allocate", poisoned_allocate)
+    monkeypatch.setattr(sys.modules["cudadml.graphs.fused_arrays"], "allocate", poisoned_allocate)
 
     def canaries_intact():
         for raw, elements in regions:

@@ -14,7 +14,7 @@ PACKAGE = pathlib.Path(cd.__file__).parent
 
 #: The layers, bottom first: each a folder of the package, and last the package's own modules (the
 #: public face). A module may import only modules of its own layer or below, with no cycle.
-LAYERS = ["core", "ops", "backends", "run", "interop", "numpy", "graphs", "display", ""]
+LAYERS = ["core", "ops", "backends", "run", "numpy", "graphs", "interop", "display", ""]
 #: The most modules the top of the package holds: the public face, whose layers are folders.
 TOP_MODULES = 8
 

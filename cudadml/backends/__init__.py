@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import functools
 import os
 import sys
 import threading
@@ -82,7 +81,7 @@ class _Launches:
 _SHARED_PLANS = frozenset({WindowPlan, WindowGradPlan})
 
 
-@functools.lru_cache(maxsize=256)
+@memory.cache(maxsize=256)
 def _shared_launches(plan, out_extents):
     return _Launches(plan, out_extents)
 
@@ -195,7 +194,7 @@ def _named(name, where):
 _local = threading.local()
 
 
-@functools.cache
+@memory.cache(maxsize=1)
 def _default():
     # Set but empty (CUDADML_BACKEND= in a shell or a CI matrix) means unset, as for CXX or CC.
     return _named(os.environ.get("CUDADML_BACKEND", "").strip() or "reference", "CUDADML_BACKEND")

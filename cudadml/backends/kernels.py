@@ -21,6 +21,8 @@ import time
 
 import numpy as np
 
+from ..core import memory
+from ..core.overlap import reach
 from ..core.plan import (
     CopyPlan,
     SliceGradPlan,
@@ -228,7 +230,7 @@ _driver = _runtime = _current_stream = None  # cupy_backends' CUDA APIs and CuPy
 _compiled: dict[tuple[int, str], object] = {}
 
 
-@functools.cache
+@memory.cache(maxsize=1)
 def _loader():
     global _driver, _runtime, _current_stream
     import cupy
@@ -651,7 +653,7 @@ def _copy_launches(plan: CopyPlan) -> list[Launch]:
         for j, _, _, _, count in boxes
     )
     index_type = np.int64 if wide else np.int32
-    fits = [c for c in JOB_CAPACITIES if copy_batch_dtype(index_type, rank, c).itemsize <= MAX_PARAM_BYTES]
+    fits = _capacities(index_type, rank)
     family = "gather_flat" if flat else "gather_rows" if rows else "gather_lanes" if lanes else "gather_elements"
     return [
         _copy_launch(family, e, index_type, rank, fits, boxes[k : k + fits[-1]]) for k in range(0, len(boxes), fits[-1])
@@ -661,13 +663,6 @@ def _copy_launches(plan: CopyPlan) -> list[Launch]:
 #: An interleaved grid has num_jobs * (most blocks of a job) blocks; beyond this many times the
 #: blocks with work, the empty ones would cost more than the shared rows save.
 _INTERLEAVE_SLACK = 1.125
-
-
-def _extent(offset, sizes, strides):
-    """``(first, last)`` element offsets that a box reaches from ``offset``."""
-    low = offset + sum((n - 1) * s for n, s in zip(sizes, strides) if s < 0)
-    high = offset + sum((n - 1) * s for n, s in zip(sizes, strides) if s > 0)
-    return low, high
 
 
 def _walk_together(jobs) -> bool:
@@ -681,11 +676,11 @@ def _walk_together(jobs) -> bool:
     return any(
         (
             a.input == b.input
-            and meet(_extent(a.in_offset, a.sizes, a.in_strides), _extent(b.in_offset, b.sizes, b.in_strides))
+            and meet(reach(a.in_offset, a.sizes, a.in_strides), reach(b.in_offset, b.sizes, b.in_strides))
         )
         or (
             a.output == b.output
-            and meet(_extent(a.out_offset, a.sizes, a.out_strides), _extent(b.out_offset, b.sizes, b.out_strides))
+            and meet(reach(a.out_offset, a.sizes, a.out_strides), reach(b.out_offset, b.sizes, b.out_strides))
         )
         for a, b in itertools.pairwise(jobs)
     )
@@ -700,7 +695,7 @@ def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
         job["count"], job["row"], job["bytes"] = count, j.sizes[-1], j.count * e
         if family == "gather_lanes":
             job["row"], job["bytes"] = j.in_strides[-1], j.out_strides[-1]
-        low, high = _extent(0, j.sizes[:-1], j.in_strides[:-1])
+        low, high = reach(0, j.sizes[:-1], j.in_strides[:-1])
         job["src_low"], job["src_high"] = low * e, high * e + j.sizes[-1] * e
         set_dividers(job["sizes"], _pad(sizes, rank, 1))
         job["src_strides"], job["dst_strides"] = _pad(src, rank, 0), _pad(dst, rank, 0)
@@ -719,14 +714,24 @@ def _copy_launch(family, e, index_type, rank, capacities, boxes) -> Launch:
         at = jobs_at + k * job_dtype.itemsize
         slots.append((at + job_dtype.fields["src"][1], 0, j.input, j.in_offset * e))
         slots.append((at + job_dtype.fields["dst"][1], 1, j.output, j.out_offset * e))
+    return Launch(_copy_kernel(family, e, index_type, rank, capacity), grid, params, slots)
+
+
+def _capacities(index_type, rank) -> list[int]:
+    """The job capacities of a copy batch whose parameter struct the driver takes."""
+    return [c for c in JOB_CAPACITIES if copy_batch_dtype(index_type, rank, c).itemsize <= MAX_PARAM_BYTES]
+
+
+def _copy_kernel(family, e, index_type, rank, capacity) -> str:
+    """The kernel of a copy batch of ``family`` (gather_lanes: its lanes one more dimension)."""
     lanes = (LANES,) if family == "gather_lanes" else ()
-    return Launch(kernel_name(family, e, index_type, rank, capacity, *lanes), grid, params, slots)
+    return kernel_name(family, e, index_type, rank, capacity, *lanes)
 
 
 def _grad_launch(plan: SliceGradPlan) -> Launch:
     e, rank = plan.element_size, len(plan.sizes)
     inner = plan.sizes[-1]
-    vector = CHUNK // e if plan.out_strides[-1] == 1 and inner >= CHUNK // e else 1
+    vector = _grad_vector(e, plan.out_strides[-1] == 1 and inner >= CHUNK // e)
     sizes = (*plan.sizes[:-1], -(-inner // vector))
     count = math.prod(sizes)
     index_type = _index_type(e, count, list(zip(plan.sizes, plan.out_strides)), list(zip(plan.counts, plan.in_strides)))
@@ -797,6 +802,12 @@ def _window_grad_launch(plan: WindowGradPlan) -> Launch:
     return Launch(name, _blocks(count, per_thread), params, slots)
 
 
+def _grad_vector(e, contiguous) -> int:
+    """slice_grad's elements per work item: a 16-byte chunk where the output's rows are
+    ``contiguous`` for one, else 1."""
+    return CHUNK // e if contiguous else 1
+
+
 def prepare(plan) -> tuple[Launch, ...]:
     """The launches that run ``plan`` (several only for batches past the largest capacity)."""
     if isinstance(plan, CopyPlan):
@@ -821,19 +832,18 @@ def run(launches, inputs, outputs, stream=None) -> None:
 
 
 def all_kernel_names() -> dict[str, list[str]]:
-    """Every specialisation the plans can ask for, by source file."""
+    """Every specialisation the plans can ask for, by source file: each launch's choice of
+    kernel (``_copy_kernel``, ``_grad_vector``, ``_grad_lanes``) over every case it tells apart."""
     names: dict[str, list[str]] = {"strided_copy.cu": [], "slice_grad.cu": [], "windows.cu": []}
     for e in (1, 2, 4, 8):
         for index_type in (np.int32, np.int64):
             for rank in range(1, MAX_RANK + 1):
-                for capacity in JOB_CAPACITIES:
-                    if copy_batch_dtype(index_type, rank, capacity).itemsize <= MAX_PARAM_BYTES:
-                        for family in COPY_FAMILIES:
-                            names["strided_copy.cu"].append(kernel_name(family, e, index_type, rank, capacity))
-                        if e in LANE_WIDTHS and rank < MAX_RANK:  # the lanes are a dimension beyond the box
-                            name = kernel_name("gather_lanes", e, index_type, rank, capacity, LANES)
-                            names["strided_copy.cu"].append(name)
-                for vector in sorted({1, CHUNK // e}):
+                # gather_lanes: the lanes are a dimension beyond the box, of narrow elements only
+                lanes = ("gather_lanes",) if e in LANE_WIDTHS and rank < MAX_RANK else ()
+                for capacity in _capacities(index_type, rank):
+                    for family in (*COPY_FAMILIES, *lanes):
+                        names["strided_copy.cu"].append(_copy_kernel(family, e, index_type, rank, capacity))
+                for vector in sorted({_grad_vector(e, False), _grad_vector(e, True)}):
                     names["slice_grad.cu"].append(kernel_name("slice_grad", e, vector, index_type, rank))
                 names["windows.cu"].append(kernel_name("gather_windows", e, index_type, rank))
     for index_type in (np.int32, np.int64):

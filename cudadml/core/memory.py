@@ -1,21 +1,40 @@
-"""Where an array's memory is: its kind (host or CuPy device), byte address and extent; and how
-much host memory the caches hold (``CACHE``, bounded in bytes, and ``kept``)."""
+"""Where an array's memory is: its kind (host or CuPy device), byte address, extent and
+alignment; and how much host memory the caches hold (``CACHE``, bounded in bytes, and ``kept``).
+
+Every cache of cudadml is listed in one registry (``cache``, ``register_cache``): ``cache_info``
+reports them, ``clear_caches`` empties them."""
 
 from __future__ import annotations
 
 import collections
 import functools
+import operator
 import sys
 import threading
+import weakref
 
 import numpy as np
 
+from .overlap import extent
+from .tensor import MIN_BINDING_ALIGNMENT
+
+#: The alignment, in bytes, of the buffers a graph binds and of the parts of one allocation:
+#: DirectML's binding rule, 16 bytes, the widest vector access the kernels make (they make it
+#: only at such addresses).
+ALIGNMENT = MIN_BINDING_ALIGNMENT
+
+#: The byte address of element 0 of a NumPy array and of a CuPy array: C-level getters, as fast
+#: as the attribute read inline, for per-call code (``address_of`` takes either kind).
+numpy_address = operator.attrgetter("ctypes.data")
+cupy_address = operator.attrgetter("data.ptr")
+
 
 def address_of(a) -> int:
-    """Byte address of element 0 of a NumPy or CuPy array."""
+    """Byte address of element 0 of a NumPy or CuPy array, or of a torch tensor."""
     if isinstance(a, np.ndarray):
-        return a.ctypes.data
-    return a.data.ptr
+        return numpy_address(a)
+    data = a.data
+    return data.ptr if hasattr(data, "ptr") else a.data_ptr()  # (CuPy's memory pointer; torch's tensor)
 
 
 def element_strides(shape, strides, per_element):
@@ -31,15 +50,10 @@ def element_strides(shape, strides, per_element):
 
 def byte_extent(a) -> tuple[int, int]:
     """``[low, high)`` bytes that the elements of ``a`` occupy, whatever its strides."""
-    low = high = address_of(a)
+    address = address_of(a)
     if a.size == 0:
-        return low, low
-    for n, s in zip(a.shape, a.strides):
-        if s < 0:
-            low += (n - 1) * s
-        else:
-            high += (n - 1) * s
-    return low, high + a.itemsize
+        return address, address
+    return extent(address, a.itemsize, a.shape, a.strides)
 
 
 # ---- what the caches hold -------------------------------------------------------------------
@@ -220,10 +234,11 @@ CACHE = Cache(CACHE_BYTES - FIXED_BYTES)
 
 def kept(size):
     """A decorator: the function memoized in ``CACHE`` (as ``functools.lru_cache`` memoizes,
-    with its ``cache_info()`` and ``cache_clear()``), each entry estimated at its arguments'
-    ``nested_bytes`` plus ``size(value)`` (``operator_bytes``, ``descriptor_bytes``,
-    ``nested_bytes``). For caches whose entries grow with a call, which a bound on their
-    number does not bound. A hit costs about 70 ns more than ``lru_cache``'s."""
+    with its ``cache_info()``, in bytes, and ``cache_clear()``) and registered under its
+    qualified name, each entry estimated at its arguments' ``nested_bytes`` plus
+    ``size(value)`` (``operator_bytes``, ``descriptor_bytes``, ``nested_bytes``). For caches
+    whose entries grow with a call, which a bound on their number does not bound. A hit costs
+    about 70 ns more than ``lru_cache``'s."""
 
     def decorate(function):
         entries, counts = CACHE._entries, [0, 0]  # hits, misses
@@ -241,14 +256,17 @@ def kept(size):
             return CACHE.add((tag, args), Kept(value, _ENTRY_BYTES + nested_bytes(args) + size(value))).value
 
         def cache_info():
-            held = sum(1 for k in list(entries) if k[0] is tag)
-            return functools._CacheInfo(counts[0], counts[1], None, held)
+            held = sum(e.nbytes for k, e in list(entries.items()) if k[0] is tag)
+            return CacheInfo(counts[0], counts[1], CACHE.limit, held, "bytes")
 
         def cache_clear():
             CACHE.drop(lambda k: k[0] is not tag)
             counts[:] = [0, 0]
 
         memoized.cache_info, memoized.cache_clear = cache_info, cache_clear
+        name = f"{function.__module__}.{function.__qualname__}"
+        twice = sum(n.split(" ")[0] == name for n in _CACHES)  # (a function kept by two caches)
+        register_cache(f"{name} ({twice + 1})" if twice else name, memoized)
         return memoized
 
     return decorate
@@ -306,7 +324,130 @@ class KeptDict:
 def aligned_empty(nbytes, xp=np, alignment=256):
     """A uint8 array (NumPy or CuPy: ``xp``) of ``nbytes`` whose first byte is
     ``alignment``-aligned."""
-    raw = xp.empty(nbytes + alignment, np.uint8)
-    address = raw.__array_interface__["data"][0] if xp is np else raw.data.ptr
-    start = -address % alignment
+    return aligned_part(xp.empty(nbytes + alignment, np.uint8), nbytes, alignment)
+
+
+def aligned_part(raw, nbytes, alignment):
+    """The ``nbytes`` of ``raw`` (a uint8 vector, NumPy, CuPy or torch, ``alignment`` bytes
+    longer) from its first ``alignment``-aligned byte."""
+    start = -address_of(raw) % alignment
     return raw[start : start + nbytes]
+
+
+# ---- the registry of caches ------------------------------------------------------------------
+# Every cache of cudadml is registered here by name, so ``cudadml.cache_info`` lists them and
+# ``cudadml.clear_caches`` empties them: those bounded in number (``cache``), those memoized in
+# ``CACHE`` (``kept``, registered as they are made), the caches each instance of a class holds
+# (``PerInstance``) and ``CACHE`` itself, which holds the array functions' compiled calls too.
+
+#: What ``cache_info`` reports of a cache: its ``hits`` and ``misses`` (None where it counts
+#: none: a count would cost its hit path), its bound ``maxsize`` and its size ``currsize``, in
+#: ``unit`` ("entries", or "bytes" for what ``CACHE`` holds: its bound is shared).
+CacheInfo = collections.namedtuple("CacheInfo", ["hits", "misses", "maxsize", "currsize", "unit"])
+
+_CACHES: dict[str, object] = {}
+
+
+def register_cache(name, cache):
+    """List ``cache`` (an object with ``cache_info()`` and ``cache_clear()``) as ``name``."""
+    _CACHES[name] = cache
+
+
+def cache(maxsize):
+    """A decorator: the function memoized by ``functools.lru_cache(maxsize)``, registered under
+    its qualified name."""
+
+    def decorate(function):
+        memoized = functools.lru_cache(maxsize)(function)
+        register_cache(f"{function.__module__}.{function.__qualname__}", memoized)
+        return memoized
+
+    return decorate
+
+
+class PerInstance:
+    """One registry entry for a cache that each instance of a class holds (a fused function's
+    traces, an ONNX session's graphs): ``add`` each instance, held weakly; ``size(instance)``
+    counts its entries, ``clear(instance)`` empties them, ``maxsize`` bounds them."""
+
+    def __init__(self, name, maxsize, size, clear):
+        self._instances = weakref.WeakSet()
+        self.maxsize, self._size, self._clear = maxsize, size, clear
+        register_cache(name, self)
+
+    def add(self, instance):
+        self._instances.add(instance)
+
+    def cache_info(self):
+        live = list(self._instances)
+        return CacheInfo(None, None, self.maxsize * len(live), sum(map(self._size, live)), "entries")
+
+    def cache_clear(self):
+        for instance in list(self._instances):
+            self._clear(instance)
+
+
+class _Store:
+    """``CACHE`` as the registry lists it: its bound and what it holds, in bytes."""
+
+    def cache_info(self):
+        return CacheInfo(None, None, CACHE.limit, CACHE.nbytes, "bytes")
+
+    def cache_clear(self):
+        CACHE.clear()
+
+
+register_cache(f"{__name__}.CACHE", _Store())
+
+
+def cache_info() -> dict:
+    """Every cache of cudadml, by name: its ``CacheInfo``.
+
+    Returns
+    -------
+    dict of str to CacheInfo
+        Per cache, its qualified name (the function it memoizes, or what holds it) and a
+        ``CacheInfo``: ``hits`` and ``misses`` (None where the cache counts none), ``maxsize``
+        (its bound) and ``currsize`` (what it holds), in ``unit``: "entries", or "bytes" for
+        the caches whose entries share ``cudadml.CACHE_BYTES``'s store (``maxsize``: the
+        store's bound). A module's caches are listed once it is imported.
+
+    Raises
+    ------
+    None
+        It only reads the caches.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml as cd
+    >>> _ = cd.join([np.zeros(2), np.ones(3)])
+    >>> info = cd.cache_info()["cudadml.core.memory.CACHE"]
+    >>> info.unit, 0 < info.currsize <= info.maxsize
+    ('bytes', True)
+    """
+    return {name: _info(c.cache_info()) for name, c in sorted(_CACHES.items())}
+
+
+def _info(info):
+    """``info`` as a ``CacheInfo`` (``functools``' has no unit: its caches count entries)."""
+    return info if type(info) is CacheInfo else CacheInfo(*info, "entries")
+
+
+def clear_caches() -> None:
+    """Empty every cache of cudadml (``cache_info`` lists them): later calls compile again.
+
+    Raises
+    ------
+    None
+        Nothing is refused.
+
+    Examples
+    --------
+    >>> import numpy as np, cudadml as cd
+    >>> _ = cd.join([np.zeros(2), np.ones(3)])
+    >>> cd.clear_caches()
+    >>> cd.cache_info()["cudadml.core.memory.CACHE"].currsize
+    0
+    """
+    for c in list(_CACHES.values()):
+        c.cache_clear()

@@ -69,14 +69,21 @@ def overlaps_itself(shape, strides, itemsize) -> bool:
     return False
 
 
-def extent(address, itemsize, shape, strides) -> tuple[int, int]:
-    """``[low, high)``: the bytes from the tensor's lowest element to the end of its highest."""
-    low = high = address
+def reach(start, shape, strides) -> tuple[int, int]:
+    """``(first, last)``: the lowest and the highest offset (in the units of ``strides``) that
+    the elements of ``shape`` (none empty) reach from ``start``."""
+    low = high = start
     for n, s in zip(shape, strides):
         if s < 0:
             low += (n - 1) * s
         else:
             high += (n - 1) * s
+    return low, high
+
+
+def extent(address, itemsize, shape, strides) -> tuple[int, int]:
+    """``[low, high)``: the bytes from the tensor's lowest element to the end of its highest."""
+    low, high = reach(address, shape, strides)
     return low, high + itemsize
 
 

@@ -10,15 +10,16 @@ function's arrays to its results, no intermediate) and kept, and each call runs 
 
 The pieces:
 
-* ``Traced`` and ``_Trace``: the traced arrays and the nodes their calls record; a traced call
+* ``Traced`` and ``Trace``: the traced arrays and the nodes their calls record; a traced call
   reaches the trace through the adapter interface (``adapters``), as PyTorch and Dask plug in;
-* ``_Program``: a finished trace, its graph compiled per layout of the arrays it is given
+* ``Program``: a finished trace, its graph compiled per layout of the arrays it is given
   (strides, signs and alignment: graph inputs are buffers that the tensors' descriptors lay out),
   and per layout a ``_Run``: everything a call needs worked out once, so that a call looks its
-  run up, allocates the results and launches (``_HostArrays``, ``_DeviceArrays``, ``_Tensors``:
-  the same per memory kind);
-* ``Fused``: what ``fuse`` returns: the cache of programs and the runs on NumPy, CuPy and PyTorch;
-* the backward of a program, for PyTorch's autograd: another program, of the gradients.
+  run up, allocates the results and launches (``fused_arrays``: the same per memory
+  kind);
+* ``Fused``: what ``fuse`` returns: the cache of programs and the runs on NumPy and CuPy; the
+  arrays of another library (PyTorch's tensors, with autograd) are its half of fuse's, which
+  ``interop`` provides (``hooks``): ``interop.torch_fuse``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import contextlib
 import dataclasses
 import decimal
 import functools
-import itertools
 import math
 import operator
 import struct
@@ -42,12 +42,15 @@ from ..core import memory, messages
 from ..core.calls import common_dtype
 from ..core.enums import TensorDataType
 from ..core.errors import DescriptorError
-from ..core.memory import aligned_empty
+from ..core.hooks import provided
+from ..core.memory import ALIGNMENT
+from ..core.overlap import reach
 from ..core.tensor import MAX_DIMENSIONS, BufferTensorDesc
 from ..ops import Join, Slice, Slice1, Slice1Batch, Slice1OperatorDesc, SliceGrad, Split, StridedSlice, StridedSliceGrad
 from ..run.adapters import register_adapter
 from ..run.arrays import strided_slice
 from ..run.runner import check_words_rank
+from .fused_arrays import HOST, device_arrays
 from .graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
 
 __all__ = ["Fused", "Traced", "fuse"]
@@ -56,14 +59,9 @@ __all__ = ["Fused", "Traced", "fuse"]
 PROGRAMS = 64
 #: Compiled graphs a program keeps, one per layout of its arrays (strides, alignment).
 GRAPHS = 16
-#: Gradient contributions that one ``slice`` reading an element several times may give (each
-#: repeat is one more output of the backward graph, which torch adds).
-MOST_REPEATS = 64
 
 _OPERATIONS = (Slice, Slice1, SliceGrad, Split, Join, StridedSlice, StridedSliceGrad)
 _WORD = np.dtype(np.uint64)
-#: Bound addresses of graph buffers are multiples of this (the binding rules').
-_ALIGNMENT = 16
 
 
 # ---- traced arrays -------------------------------------------------------------------------------
@@ -74,7 +72,7 @@ _tracing_lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def _tracing():
+def tracing():
     global _tracing_count
     with _tracing_lock:
         _tracing_count += 1
@@ -253,55 +251,44 @@ def _new_axes(shape, key):
     return (*out, *dims)
 
 
-for _name, _what in {
-    "add": "+",
-    "radd": "+",
-    "sub": "-",
-    "rsub": "-",
-    "mul": "*",
-    "rmul": "*",
-    "truediv": "/",
-    "rtruediv": "/",
-    "floordiv": "//",
-    "rfloordiv": "//",
-    "mod": "%",
-    "rmod": "%",
-    "pow": "**",
-    "rpow": "**",
-    "matmul": "@",
-    "rmatmul": "@",
-    "and": "&",
-    "rand": "&",
-    "or": "|",
-    "ror": "|",
-    "xor": "^",
-    "rxor": "^",
-    "lshift": "<<",
-    "rlshift": "<<",
-    "rshift": ">>",
-    "rrshift": ">>",
-    "iadd": "+=",
-    "isub": "-=",
-    "imul": "*=",
-    "itruediv": "/=",
-    "eq": "==",
-    "ne": "!=",
-    "lt": "<",
-    "le": "<=",
-    "gt": ">",
-    "ge": ">=",
-    "neg": "unary -",
-    "pos": "unary +",
-    "abs": "abs()",
-    "invert": "~",
-    "bool": "bool()",
-    "float": "float()",
-    "int": "int()",
-    "complex": "complex()",
-    "index": "operator.index()",
-    "contains": "in",
+# The operators and conversions a traced array refuses: per operator, its special methods.
+for _what, _names in {
+    "+": "add radd",
+    "-": "sub rsub",
+    "*": "mul rmul",
+    "/": "truediv rtruediv",
+    "//": "floordiv rfloordiv",
+    "%": "mod rmod",
+    "**": "pow rpow",
+    "@": "matmul rmatmul",
+    "&": "and rand",
+    "|": "or ror",
+    "^": "xor rxor",
+    "<<": "lshift rlshift",
+    ">>": "rshift rrshift",
+    "+=": "iadd",
+    "-=": "isub",
+    "*=": "imul",
+    "/=": "itruediv",
+    "==": "eq",
+    "!=": "ne",
+    "<": "lt",
+    "<=": "le",
+    ">": "gt",
+    ">=": "ge",
+    "unary -": "neg",
+    "unary +": "pos",
+    "abs()": "abs",
+    "~": "invert",
+    "bool()": "bool",
+    "float()": "float",
+    "int()": "int",
+    "complex()": "complex",
+    "operator.index()": "index",
+    "in": "contains",
 }.items():
-    setattr(Traced, f"__{_name}__", _refuse(_what if _what.endswith(")") else f"the operator {_what}"))
+    for _name in _names.split():
+        setattr(Traced, f"__{_name}__", _refuse(_what if _what.endswith(")") else f"the operator {_what}"))
 
 
 # ---- the trace -----------------------------------------------------------------------------------
@@ -320,7 +307,7 @@ class _Node:
         self.results, self.outputs = [], []
 
 
-class _Trace:
+class Trace:
     """The nodes that the traced calls of one trace record, in call order (a topological order)."""
 
     def __init__(self):
@@ -633,7 +620,13 @@ def _result_structure(value, leaves, name):
 # ---- programs: a finished trace, compiled per layout ------------------------------------------------
 
 
-def _source_key(value):
+def source_of(value):
+    """Where the traced array ``value`` comes from (``Trace.value``'s ``source``)."""
+    return value._source
+
+
+def source_key(value):
+    """The key of what ``value`` holds: an input's, or a node's output port."""
     source = value._source
     return ("input", source[1]) if source[0] == "input" else (id(source[1]), source[2])
 
@@ -650,8 +643,8 @@ class _Layout:
         """``shape`` and byte ``strides`` of an array of ``itemsize``-byte elements at ``address``,
         all whole elements (``layout`` checks)."""
         elements = [s // itemsize if n > 1 else 0 for n, s in zip(shape, strides)]
-        low = address + sum((n - 1) * s * itemsize for n, s in zip(shape, elements) if s < 0)
-        offset = low % _ALIGNMENT // itemsize
+        low = address + reach(0, shape, elements)[0] * itemsize
+        offset = low % ALIGNMENT // itemsize
         sizes, strides = list(shape), [abs(s) for s in elements]
         offsets, steps = [0] * len(shape), [-1 if s < 0 else 1 for s in elements]
         window_sizes, out_sizes = list(shape), tuple(shape)
@@ -668,7 +661,7 @@ class _Layout:
         self.sizes, self.strides, self.out_sizes = tuple(sizes), tuple(strides), out_sizes
         self.window = (tuple(offsets), tuple(window_sizes), tuple(steps))
         self.entry = bool(offset) or -1 in steps
-        self.start = low - low % _ALIGNMENT - address
+        self.start = low - low % ALIGNMENT - address
         self.key = (self.sizes, self.strides, self.window)
 
 
@@ -713,12 +706,12 @@ class _Compiled:
         self.parts, self.total = [], 0
         for v, t in zip(values, graph.output_tensors):
             self.parts.append((v.shape, v.dtype, self.total))
-            self.total += -(-t.total_tensor_size_in_bytes // _ALIGNMENT) * _ALIGNMENT
+            self.total += -(-t.total_tensor_size_in_bytes // ALIGNMENT) * ALIGNMENT
 
 
 class _Run:
     """A call on arrays whose used inputs have one run key (their strides and addresses modulo
-    16, ``_Arrays.keys``): the compiled graph, and per used input the bytes from its element 0 to
+    16, ``Arrays.keys``): the compiled graph, and per used input the bytes from its element 0 to
     the aligned address its tensor starts at (``starts``); ``staged`` lists the used inputs that
     no graph describes, copied first into aligned C-contiguous arrays (their start is 0)."""
 
@@ -737,7 +730,7 @@ def _run_bytes(run):
 
 
 def _program_bytes(program):
-    """Estimated bytes of a ``_Program``: its trace's nodes (their descriptors, the arrays they
+    """Estimated bytes of a ``Program``: its trace's nodes (their descriptors, the arrays they
     take and give) and its arrays (its graphs are kept apart)."""
     trace = program.inputs[0]._trace if program.inputs else None
     nodes = trace.nodes if trace else ()
@@ -745,7 +738,7 @@ def _program_bytes(program):
     return sum(memory.descriptor_bytes(n.desc) for n in nodes) + memory.entry_bytes(0, arrays=arrays)
 
 
-class _Program:
+class Program:
     """A finished trace: its inputs (traced arrays, in the arguments' order), its results
     (``outputs``: each distinct traced array returned; ``leaves``: per returned array, an index
     into ``outputs`` or a constant array), the nodes the results need, and per run key of the
@@ -783,8 +776,10 @@ class _Program:
         # A call's values are the graph's outputs on the arrays as given.
         self.direct = self.uses_all and self.only_graph_outputs and bool(self.graph_outputs)
         self.words = [_words(inputs[k].dtype) for k in self.used]
-        self.graphs, self.backwards = memory.KeptDict(_run_bytes), {}  # (the graphs bounded in bytes)
-        self.memories = {}  # torch's: per the dtypes and device of the tensors, a _Tensors
+        self.graphs = memory.KeptDict(_run_bytes)  # (the graphs bounded in bytes)
+        # A library's half of fuse keeps here its memory per the arrays' dtypes and device, and
+        # its programs of the gradients per the inputs that want one (torch: ``interop.torch_fuse``).
+        self.memories, self.backwards = {}, {}
         self._lock = threading.Lock()
 
     def run(self, memory, arrays):
@@ -889,15 +884,6 @@ class _Program:
                 output_edges.append(GraphOutputEdge(index[id(rest[0])], rest[1], o))
         return GraphDesc(len(self.used), len(self.graph_outputs), nodes, input_edges, output_edges, edges)
 
-    # ---- the backward ----
-
-    def backward(self, needs):
-        """The program of the gradients (cached per ``needs``, whether each input wants one)."""
-        program = self.backwards.get(needs)
-        if program is None:
-            program = self.backwards[needs] = _backward(self, needs)
-        return program
-
 
 def _assembler(structure, leaves):
     """What builds the structure the function returned from a call's ``values`` (one per
@@ -917,313 +903,6 @@ def _assembler(structure, leaves):
     return assemble
 
 
-# ---- memory: how a program reaches arrays of one kind ---------------------------------------------
-
-
-class _HostBytes:
-    """A range of host memory as NumPy sees it (``numpy.asarray`` of it); ``owner`` keeps it valid."""
-
-    def __init__(self, address, nbytes, owner):
-        self.__array_interface__ = {"data": (address, False), "shape": (nbytes,), "typestr": "|u1", "version": 3}
-        self.owner = owner
-
-
-def _allocate(xp, parts, total):
-    """The graph outputs of a call, new C-contiguous arrays of the module ``xp`` (NumPy or CuPy)
-    placed as ``parts`` say in one allocation of ``total`` bytes (one array: its own), and
-    their addresses. Their alignment only speeds the launch: its access widths follow the
-    addresses."""
-    if len(parts) == 1:
-        ((shape, dtype, _),) = parts
-        out = xp.ndarray(shape, dtype)
-        return [out], [out.__array_interface__["data"][0] if xp is np else out.data.ptr]
-    buffer = xp.empty(total, np.uint8)
-    if xp is np:
-        base = buffer.__array_interface__["data"][0]
-        outs = [np.ndarray(shape, dtype, buffer, offset) for shape, dtype, offset in parts]
-    else:
-        memory = buffer.data
-        base, new = memory.ptr, xp.ndarray
-        outs = [new(shape, dtype, memory + offset) for shape, dtype, offset in parts]
-    return outs, [base + offset for _, _, offset in parts]
-
-
-def _bits(outs):
-    """The OR of the outputs' addresses: the inputs' are aligned, so the access widths follow these."""
-    return outs[0] if len(outs) == 1 else functools.reduce(operator.or_, outs)
-
-
-def _host_buffers(ins, compiled, owners):
-    """The inputs' buffers of a host launch, as the graph's tensors take them (the emulated
-    kernels check each load against them)."""
-    return [np.asarray(_HostBytes(i, n, a)) for i, n, a in zip(ins, compiled.in_needs, owners)]
-
-
-class _Arrays:
-    """NumPy (host, ``_HostArrays``) or CuPy (device, ``_DeviceArrays``) arrays: what
-    ``_Program`` asks of a memory kind. ``layouts`` and ``keys`` give the key of a call and the
-    run key of its used inputs (per input its strides and address modulo 16, from which the
-    layout of its tensor follows); ``call`` launches a run into new arrays; ``geometry``
-    (shape, byte strides, element size, address, C-contiguity) and ``stage`` serve the calls
-    that find no run.
-
-    ``call`` binds no buffer: every binding rule holds by construction (the inputs' tensors
-    start at the aligned addresses below their elements and lie in their arrays, the outputs
-    are new), so ``execute``'s checks are left out."""
-
-    def __init__(self, xp, device):
-        self.xp, self.device = xp, device
-
-    def stage(self, a):
-        copy = self.xp.ndarray(a.shape, a.dtype, aligned_empty(a.nbytes, self.xp, _ALIGNMENT).data)
-        copy[...] = a
-        return copy
-
-    def staged(self, run, used):
-        return [self.stage(a) if i in run.staged else a for i, a in enumerate(used)]
-
-    def empty(self, shape, dtype):
-        return self.xp.empty(shape, dtype)
-
-    def zeros(self, shape, dtype):
-        return self.xp.zeros(shape, dtype)
-
-
-class _HostArrays(_Arrays):
-    kind = "numpy"
-
-    @staticmethod
-    def layouts(arrays):
-        """Per array its dtype, shape, strides and address modulo 16: what a call's program and run follow from."""
-        return tuple([(a.dtype, a.shape, a.strides, a.__array_interface__["data"][0] % _ALIGNMENT) for a in arrays])
-
-    @staticmethod
-    def keys(used):
-        return tuple([(a.strides, a.__array_interface__["data"][0] % _ALIGNMENT) for a in used])
-
-    @staticmethod
-    def geometry(a):
-        return a.shape, a.strides, a.dtype.itemsize, a.__array_interface__["data"][0], a.flags.c_contiguous
-
-    def call(self, run, used):
-        if run.staged:  # (rare: strides or an address not whole words, or too many dimensions)
-            used = self.staged(run, used)
-        compiled = run.compiled
-        values, outs = _allocate(np, compiled.parts, compiled.total)
-        ins = [a.__array_interface__["data"][0] + start for a, start in zip(used, run.starts)]
-        bound = (ins, outs), (_host_buffers(ins, compiled, used), values), _bits(outs)
-        compiled.op.execute_bound(("numpy", *bound), None)
-        return values
-
-
-class _DeviceArrays(_Arrays):
-    kind = "cupy"
-
-    @staticmethod
-    def layouts(arrays):
-        """``_HostArrays.layouts``, and each array's device."""
-        return tuple([(a.dtype, a.shape, a.strides, (m := a.data).ptr % _ALIGNMENT, m.device_id) for a in arrays])
-
-    @staticmethod
-    def keys(used):
-        return tuple([(a.strides, a.data.ptr % _ALIGNMENT) for a in used])
-
-    @staticmethod
-    def geometry(a):
-        return a.shape, a.strides, a.dtype.itemsize, a.data.ptr, a.flags.c_contiguous
-
-    def call(self, run, used):  # on the current CuPy stream
-        if run.staged:  # (rare: strides or an address not whole words, or too many dimensions)
-            used = self.staged(run, used)
-        compiled = run.compiled
-        values, outs = _allocate(self.xp, compiled.parts, compiled.total)
-        ins = [a.data.ptr + start for a, start in zip(used, run.starts)]
-        compiled.op.execute_bound(("cupy", (ins, outs), (used, values), _bits(outs)), None)
-        return values
-
-
-_HOST = _HostArrays(np, None)
-_DEVICES = {}  # per CuPy device, its _DeviceArrays
-
-
-def _device_arrays(device):
-    memory = _DEVICES.get(device)
-    if memory is None:
-        memory = _DEVICES[device] = _DeviceArrays(sys.modules["cupy"], device)
-    return memory
-
-
-class _Tensors:
-    """PyTorch tensors of ``dtypes`` on ``device`` given to ``program`` (``_Arrays``'
-    interface): launched on the device's current torch stream, results from torch's allocator,
-    each its own tensor (with its own version counter, as a result autograd may save)."""
-
-    def __init__(self, program, dtypes, device):
-        import torch
-
-        from ..interop.torch import NUMPY_DTYPES
-
-        given = {}
-        for dtype in dtypes:
-            given.setdefault(_numpy_dtype(dtype), dtype)
-        self.dtypes = {}
-        for v in program.outputs:  # a result's dtype: an argument's of its bits, or torch's own
-            found = given.get(v.dtype) or next((k for k, d in NUMPY_DTYPES.items() if d == v.dtype), None)
-            if found is None:
-                raise TypeError(f"cudadml.fuse: a result of dtype {v.dtype}, which torch has not")
-            self.dtypes[v.dtype] = found
-        if device.type not in ("cpu", "cuda"):
-            raise TypeError(f"cudadml.fuse: tensors on {device} are not supported (CPU and CUDA tensors are)")
-        self.torch, self.torch_device, self.device = torch, device, device.index  # (``device``: the graphs')
-        self.kind = "numpy" if device.type == "cpu" else "cupy"
-
-    @staticmethod
-    def keys(used):
-        return tuple([(t.stride(), t.data_ptr() % _ALIGNMENT) for t in used])
-
-    @staticmethod
-    def geometry(t):
-        size = t.element_size()
-        return tuple(t.shape), tuple(s * size for s in t.stride()), size, t.data_ptr(), t.is_contiguous()
-
-    def stage(self, t):
-        torch = self.torch
-        nbytes = t.numel() * t.element_size()
-        raw = torch.empty(nbytes + _ALIGNMENT, dtype=torch.uint8, device=t.device)
-        start = -raw.data_ptr() % _ALIGNMENT
-        return raw[start : start + nbytes].view(t.dtype).view(t.shape).copy_(t)
-
-    staged = _Arrays.staged
-
-    def empty(self, shape, dtype):
-        return self.torch.empty(shape, dtype=self.dtypes[dtype], device=self.torch_device)
-
-    def zeros(self, shape, dtype):
-        return self.torch.zeros(shape, dtype=self.dtypes[dtype], device=self.torch_device)
-
-    def call(self, run, used):
-        if run.staged:  # (rare: an address not whole elements, or too many dimensions)
-            used = self.staged(run, used)
-        compiled, torch, device, dtypes = run.compiled, self.torch, self.torch_device, self.dtypes
-        values = [torch.empty(shape, dtype=dtypes[dtype], device=device) for shape, dtype, _ in compiled.parts]
-        outs = [t.data_ptr() for t in values]
-        ins = [t.data_ptr() + start for t, start in zip(used, run.starts)]
-        if self.kind == "numpy":
-            bound = (ins, outs), (_host_buffers(ins, compiled, used), values), _bits(outs)
-            compiled.op.execute_bound(("numpy", *bound), None)
-            return values
-        C, index = torch._C, self.device
-        bound = ("cupy", (ins, outs), (used, values), _bits(outs))
-        if C._cuda_getDevice() == index:
-            compiled.op.execute_bound(bound, C._cuda_getCurrentRawStream(index))
-        else:
-            with torch.cuda.device(index):
-                compiled.op.execute_bound(bound, C._cuda_getCurrentRawStream(index))
-        return values
-
-
-# ---- the gradient of a program ---------------------------------------------------------------------
-
-
-def _backward(program, needs):
-    """The program that takes the gradients of ``program``'s outputs to its inputs'.
-
-    Each node's gradient is its operation's (SLICE and SLICE1: SLICE_GRAD; SLICE_GRAD: SLICE1;
-    SPLIT and JOIN each other), the chain walked back from the results. A value that feeds
-    several nodes (or is returned and fed on) receives several gradients: each stays its own
-    value, carried back along its own chain, and arrives as one more output of the backward
-    graph; ``targets`` says whose, and the caller adds them. A SPLIT's parts with one gradient
-    each give one JOIN; other gradients of a part are placed by SLICE_GRAD, each an output.
-    """
-    from ..interop.torch import gradient_of  # the gradient of each operation (as eager calls take it)
-
-    trace = _Trace()
-    grads = [trace.value(("input", j), v.shape, v.dtype) for j, v in enumerate(program.outputs)]
-    canonical = {}
-    for k, v in enumerate(program.inputs):
-        canonical[("input", k)] = v.shape
-    for node in program.nodes:
-        for port, v in enumerate(node.outputs):
-            canonical[(id(node), port)] = v.shape
-    contributions = {}
-
-    def add(value, gradient):
-        if value._source[0] not in ("input", "node") or gradient._source[0] in ("empty", "zeros"):
-            return  # no elements, or zeros: nothing to add
-        if value._source[0] == "input" and not needs[value._source[1]]:
-            return
-        key = _source_key(value)
-        if gradient.shape != canonical[key]:
-            gradient = gradient.reshape(canonical[key])
-        contributions.setdefault(key, []).append(gradient)
-
-    for v, g in zip(program.outputs, grads):
-        add(v, g)
-    with _tracing():
-        for node in reversed(program.nodes):
-            op, args = node.operation, node.args
-            shapes = [a.shape for a in args]
-            lists = [contributions.get(_source_key(r)) if r._source[0] == "node" else None for r in node.results]
-            if not any(lists):
-                continue
-            if isinstance(op, Split):
-                bound = [lst for lst, r in zip(lists, node.results) if r._source[0] == "node"]
-                extra = [(k, g) for k, lst in enumerate(lists) for g in lst or ()]
-                if all(bound):
-                    first = [
-                        lst[0] if lst else trace.value(("empty",), r.shape, r.dtype)
-                        for lst, r in zip(lists, node.results)
-                    ]
-                    gradient, gs = gradient_of(op, shapes, first)
-                    add(args[0], trace.record(gradient, gs)[0])
-                    extra = [(k, g) for k, lst in enumerate(lists) for g in (lst or ())[1:]]
-                for k, g in extra:  # placed into zeros where its part lies
-                    start = sum(r.shape[op.axis] for r in node.results[:k])
-                    offsets = [start if d == op.axis else 0 for d in range(len(g.shape))]
-                    place = SliceGrad.of(g.shape, shapes[0], (), offsets, g.shape, None, None, op.directml_types)
-                    add(args[0], trace.record(place, [g])[0])
-                continue
-            for g in lists[0] or ():
-                for k, r in _gradients(trace, op, shapes, g, gradient_of):
-                    add(args[k], r)
-    leaves, targets = [], []
-    for k in range(len(program.inputs)):
-        for g in contributions.get(("input", k), ()):
-            leaves.append(g)
-            targets.append(k)
-    backward = _Program(grads, leaves)
-    backward.targets = targets
-    return backward
-
-
-def _gradients(trace, op, shapes, g, gradient_of):
-    """``(k, gradient)`` of an operation's inputs from its result's gradient ``g`` (traced): one
-    per input, or for a slice that read elements several times, one per repeat."""
-    if isinstance(op, Slice):
-        repeated = [d for d, (n, s) in enumerate(zip(op.sizes, op.strides)) if s == 0 and n > 1]
-        if repeated:  # each repeat read the element again: its gradient is one more contribution
-            count = math.prod(op.sizes[d] for d in repeated)
-            if count > MOST_REPEATS:
-                raise TypeError(
-                    f"cudadml.fuse: the gradient of slice with zero strides that read elements {count} times is a "
-                    f"sum of {count} parts (more than {MOST_REPEATS}, each an output of the backward graph); call "
-                    "slice outside the fused function"
-                )
-            flag, steps = op.directml_types, [s or 1 for s in op.strides]
-            parts = []
-            for at in itertools.product(*(range(op.sizes[d]) for d in repeated)):
-                where = dict(zip(repeated, at))
-                offsets = [where.get(d, 0) for d in range(len(g.shape))]
-                sizes = [1 if d in where else n for d, n in enumerate(g.shape)]
-                (picked,) = trace.record(Slice1.of(g.shape, (), offsets, sizes, None, None, None, flag), [g])
-                window = [(n - 1) * s + 1 for n, s in zip(picked.shape, steps)]
-                place = SliceGrad.of(picked.shape, shapes[0], (), op.offsets, window, steps, None, flag)
-                parts += [(0, r) for r in trace.record(place, [picked])]
-            return parts
-    gradient, gs = gradient_of(op, shapes, [g])
-    return list(enumerate(trace.record(gradient, gs)))
-
-
 # ---- fuse -------------------------------------------------------------------------------------------
 
 
@@ -1241,6 +920,7 @@ class Fused:
         self._last = (None, None)  # the key and program of the latest call
         self._last_call = (None, None, None)  # NumPy's or CuPy's: its key, program and run
         self._lock = threading.Lock()
+        _FUSED.add(self)
 
     def __repr__(self) -> str:
         return f"<cudadml.fuse of {getattr(self._fn, '__qualname__', self._fn)!r}>"
@@ -1265,10 +945,10 @@ class Fused:
             if kind is None:  # called by a function being traced: part of its graph
                 return self._fn(*args, **kwargs)
         if kind == "torch":
-            return self._call_torch(args, kwargs, structure, arrays)
+            return self._call_library(_half(kind), args, kwargs, structure, arrays)
         if kind == "numpy":
-            return self._run(_HOST, structure, arrays)
-        memory = _device_arrays(arrays[0].data.device_id)
+            return self._run(HOST, structure, arrays)
+        memory = device_arrays(arrays[0].data.device_id)
         cuda = memory.xp.cuda
         if cuda.Device().id == memory.device:  # (entering the device costs more than asking)
             return self._run(memory, structure, arrays)
@@ -1336,14 +1016,14 @@ class Fused:
 
     def _trace(self, structure, avals):
         """Call the function on traced arrays of ``avals`` (dtype, shape) placed as ``structure``."""
-        trace = _Trace()
+        trace = Trace()
         inputs = [trace.value(("input", k), tuple(shape), np.dtype(dtype)) for k, (dtype, shape) in enumerate(avals)]
         leaves = iter(inputs)
         args_structure, kwargs_structure = structure
         args = _rebuild(args_structure, leaves)
         kwargs = {name: _rebuild(s, leaves) for name, s in kwargs_structure}
         try:
-            with _tracing():
+            with tracing():
                 result = self._fn(*args, **kwargs)
         finally:
             trace.closed = True
@@ -1353,118 +1033,39 @@ class Fused:
         for leaf in returned:
             if type(leaf) is Traced and leaf._trace is not trace:
                 raise TypeError(f"cudadml.fuse: {name} returned a traced array of another trace")
-        return _Program(inputs, returned, result_structure)
+        return Program(inputs, returned, result_structure)
 
-    # ---- PyTorch ----
-
-    def _call_torch(self, args, kwargs, structure, tensors):
-        if _torch_adapter().watched(tensors):  # compiling, transforms, modes, subclasses: the eager calls they see
+    def _call_library(self, half, args, kwargs, structure, arrays):
+        """The function's results for arrays of a library whose half of fuse is ``half``."""
+        if half.watched(arrays):  # (compiling, transforms, modes: the eager calls are what they see)
             return self._fn(*args, **kwargs)
-        devices = {t.device for t in tensors}
-        if len(devices) > 1:
-            raise TypeError(f"cudadml.fuse: tensors on several devices ({', '.join(map(str, devices))})")
-        metas = tuple([(t.dtype, tuple(t.shape), t.device) for t in tensors])
-        program = self._program(
-            ("torch", structure, metas), structure, lambda: [(_numpy_dtype(d), shape) for d, shape, _ in metas]
-        )
-        return program.assemble(_call_program_torch(program, tensors))
+        metas = half.metas(arrays)
+        program = self._program((half.KIND, structure, metas), structure, lambda: half.avals(metas))
+        return program.assemble(half.call(program, arrays))
 
 
-def _torch_adapter():
-    """``interop.torch``, imported at the first call holding a tensor (an import statement per
-    call would cost more than the check it serves)."""
-    global _TORCH_ADAPTER
-    if _TORCH_ADAPTER is None:
-        from ..interop import torch as adapter
-
-        _TORCH_ADAPTER = adapter
-    return _TORCH_ADAPTER
+#: The traces of every fused function, in ``cudadml.cache_info``.
+_FUSED = memory.PerInstance(f"{__name__}.Fused", PROGRAMS, lambda fused: len(fused._programs), Fused.cache_clear)
 
 
-_TORCH_ADAPTER = None
+def _half(kind):
+    """The half of fuse that takes arrays of ``kind`` ("torch"), as ``interop`` provides it
+    (``hooks``, "fuse torch"): ``KIND``, ``watched(arrays)`` (run the function eagerly),
+    ``metas(arrays)`` (what its programs are kept under, besides the structure),
+    ``avals(metas)`` (the traced arrays' dtypes and shapes) and ``call(program, arrays)`` (the
+    values of its outputs). Loaded at the first call holding such arrays."""
+    half = _HALVES.get(kind)
+    if half is None:
+        half = _HALVES[kind] = provided(f"fuse {kind}")()
+    return half
+
+
+_HALVES = {}  # per kind of array, its half of fuse
 
 
 def _copy(constant):
     """A copy of an array the function returned without a traced call making it."""
     return constant.clone() if _array_kind(constant) == "torch" else constant.copy()
-
-
-def _numpy_dtype(dtype):
-    """The NumPy dtype a traced array of a tensor dtype has (its own, or integers of its width)."""
-    from ..interop.torch import NUMPY_DTYPES
-
-    found = NUMPY_DTYPES.get(dtype)
-    return found if found is not None else np.dtype(f"u{dtype.itemsize}")
-
-
-def _call_program_torch(program, tensors):
-    """The outputs of ``program`` on ``tensors``: through its autograd node where they take
-    part in autograd (or forward-mode AD), else run."""
-    from ..interop import torch as adapter
-
-    if not program.outputs:
-        return []
-    if adapter.differentiated(tensors):
-        return list(_autograd().apply(_Holder(program), *tensors))
-    return _run_torch(program, tensors)
-
-
-class _Holder:
-    """A program as one argument of an autograd Function (which would look into a tuple)."""
-
-    __slots__ = ("program",)
-
-    def __init__(self, program):
-        self.program = program
-
-
-def _run_torch(program, tensors):
-    """Run ``program`` on tensors, by their addresses, into tensors torch allocates."""
-    # A conjugate or negative view is read as its values (a copy).
-    tensors = [t.resolve_conj().resolve_neg() if t.is_conj() or t.is_neg() else t for t in tensors]
-    key = (tuple([t.dtype for t in tensors]), tensors[0].device)
-    memory = program.memories.get(key)
-    if memory is None:
-        memory = program.memories[key] = _Tensors(program, *key)
-    return program.run(memory, tensors)
-
-
-@functools.cache
-def _autograd():
-    """The autograd node of a fused call (defined when torch is in use)."""
-    import torch
-
-    class FusedCall(torch.autograd.Function):
-        """A fused call: forward, the program; backward, the program of its gradients (one launch),
-        whose several contributions to one input torch adds."""
-
-        @staticmethod
-        def forward(ctx, holder, *tensors):
-            ctx.holder = holder
-            ctx.inputs = [(t.shape, t.dtype, t.device) for t in tensors]
-            return tuple(_run_torch(holder.program, list(tensors)))
-
-        @staticmethod
-        def backward(ctx, *grads):
-            needs = tuple(ctx.needs_input_grad[1:])
-            backward = ctx.holder.program.backward(needs)
-            sums = [None] * len(needs)
-            if backward.graph_outputs or backward.outputs:
-                parts = _call_program_torch(backward, list(grads))
-                for k, leaf in zip(backward.targets, backward.leaves):
-                    sums[k] = parts[leaf] if sums[k] is None else sums[k] + parts[leaf]
-            return (None, *sums)
-
-        @staticmethod
-        def jvp(ctx, _holder, *tangents):
-            # The calls only move elements: the tangent of the results is the program on the tangents.
-            tangents = [
-                torch.zeros(shape, dtype=dtype, device=device) if t is None else t
-                for t, (shape, dtype, device) in zip(tangents, ctx.inputs)
-            ]
-            return tuple(_call_program_torch(ctx.holder.program, tangents))
-
-    return FusedCall
 
 
 def fuse(fn: Callable | None = None) -> Fused | Callable[[Callable], Fused]:

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core.errors import DescriptorError, Violations, as_int, fill_docstring
 from ..core.hooks import provided
-from ..core.memory import aligned_empty
+from ..core.memory import ALIGNMENT, address_of, aligned_empty
 from ..core.operators import OperatorDesc
 from ..core.plan import CopyJob, CopyPlan, best_walk, merge_phases
 from ..core.tensor import BufferTensorDesc, packed_strides
@@ -997,11 +997,11 @@ class CompiledGraph(CompiledBatch):
         if self._zeros_needed:
             kind, (ins, outs), (in_owners, out_owners), address_bits = bound
             zeros = self._zero_buffer(kind)
-            bound = (kind, ([*ins, _address(zeros)], outs), ([*in_owners, zeros], out_owners), address_bits)
+            bound = (kind, ([*ins, address_of(zeros)], outs), ([*in_owners, zeros], out_owners), address_bits)
         super()._run(bound, stream)
 
     def _zero_buffer(self, kind):
-        """16 zero bytes, 16-byte aligned, in the memory of ``kind``."""
+        """``ALIGNMENT`` zero bytes, aligned, in the memory of ``kind``."""
         if kind == "cupy":
             import cupy
 
@@ -1011,11 +1011,8 @@ class CompiledGraph(CompiledBatch):
                 self._zeros[key] = cupy.zeros(2, cupy.uint64)
             return self._zeros[key]
         if kind not in self._zeros:
-            import numpy as np
-
-            block = np.zeros(32, np.uint8)
-            skip = -block.ctypes.data % 16
-            self._zeros[kind] = block[skip : skip + 16]
+            zeros = self._zeros[kind] = aligned_empty(ALIGNMENT, np, ALIGNMENT)
+            zeros[...] = 0
         return self._zeros[kind]
 
     def _load(self):
@@ -1035,10 +1032,6 @@ class CompiledGraph(CompiledBatch):
 
     def _repr_html_(self) -> str:
         return provided("picture")(self)._repr_html_()
-
-
-def _address(array):
-    return array.data.ptr if hasattr(array.data, "ptr") else array.ctypes.data
 
 
 def _input_name(graph, g):
@@ -1064,12 +1057,12 @@ def _elements(buffer, tensor, xp):
 def _staged(a, tensor, xp):
     """``a`` bound as graph input ``tensor``: itself where it keeps the binding rules, else a
     copy of its elements in an aligned buffer of the tensor's layout."""
-    alignment = max(16, tensor.guaranteed_base_offset_alignment)
+    alignment = max(ALIGNMENT, tensor.guaranteed_base_offset_alignment)
     if (
         _packed(tensor)
         and a.flags.c_contiguous
         and a.nbytes >= tensor.total_tensor_size_in_bytes
-        and _address(a) % alignment == 0
+        and address_of(a) % alignment == 0
     ):
         return a
     buffer = _aligned(tensor, xp)

@@ -1,6 +1,6 @@
 """Adapters that let other array libraries call the array layer, adding no rules of their own;
-and the caller's arrays as a compiled graph takes them (``caller_arrays``, provided to the
-execution layer through ``hooks``)."""
+the caller's arrays as a compiled graph takes them (``caller_arrays``) and PyTorch's half of
+``cudadml.fuse`` (``torch_fuse``), provided to the layers below through ``hooks``."""
 
 from __future__ import annotations
 
@@ -35,4 +35,12 @@ def caller_arrays(arrays, stream):
     return kind, [a for _, a in taken], place, lambda r: r
 
 
+def load_torch_fuse():
+    """PyTorch's half of ``cudadml.fuse``, imported (with torch) at a fused call's first tensor."""
+    from . import torch_fuse
+
+    return torch_fuse
+
+
 provide("caller arrays", caller_arrays)
+provide("fuse torch", load_torch_fuse)
