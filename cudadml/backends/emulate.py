@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import functools
 import hashlib
 import logging
 import os
@@ -30,6 +29,7 @@ import tempfile
 import threading
 import time
 
+from ..core import memory
 from . import kernels
 
 
@@ -176,7 +176,7 @@ _building: dict[pathlib.Path, threading.Lock] = {}  # per library path: one buil
 _building_lock = threading.Lock()
 
 
-@functools.cache
+@memory.cache(64)  # (per kernel file and group: a few dozen at most)
 def library(source_file: str, names: tuple[str, ...]) -> Library:
     """The library of ``names`` (specialisations in ``source_file``), built unless cached."""
     return load(source_file, names)
@@ -254,7 +254,7 @@ def _build(source_file, names, path, text, command) -> Library:
                     os.unlink(leftover)
 
 
-@functools.cache
+@memory.cache(1)
 def _groups() -> dict[str, tuple[str, tuple[str, ...]]]:
     """Every specialisation's ``(source file, group)``: the plan's kernels by family, width and
     index type (``kernels.group_key``), so one build (a second or two) serves all their launches."""

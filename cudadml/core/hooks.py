@@ -1,32 +1,43 @@
 """Where a layer calls what the layers above it provide, without importing them.
 
-A descriptor's ``compile()`` makes the execution layer's ``CompiledOperator``; the
-``_repr_html_`` of a tensor, a descriptor, a compiled operator or a graph is the pictures'
-drawing (``display``, top layer); a compiled graph takes the caller's arrays as ``interop``
-(top layer) converts them. Those modules register what they provide here when they are
-imported (importing the package imports them all), so imports only go down the layers
-(``tests/test_layers.py``).
+A descriptor's ``compile()`` makes the run layer's ``CompiledOperator`` (``compile``); the
+``_repr_html_`` of a tensor, a descriptor, a compiled operator or a graph is the display's
+drawing (``picture``); a compiled graph takes the caller's arrays as ``interop`` converts them
+(``caller_arrays``), and ``fuse`` runs torch tensors by its PyTorch half (``fuse_torch``).
+Each is a ``Hook`` here, which the module above fills when it is imported (importing the
+package imports them all), so imports only go down the layers (``tests/test_layers.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["provide", "provided"]
-
-_PROVIDED: dict[str, Any] = {}
+__all__ = ["Hook", "caller_arrays", "compile", "fuse_torch", "picture"]
 
 
-def provide(name: str, value: Any) -> None:
-    """Register ``value`` as what ``name`` is ("compile": descriptor -> CompiledOperator;
-    "picture": object -> an Explanation; "caller arrays": a compiled graph's arguments ->
-    ``(kind, arrays, place, wrap)``)."""
-    _PROVIDED[name] = value
+class Hook:
+    """One function a layer above provides (``provide``) and the layers below call."""
+
+    __slots__ = ("_function", "name")
+
+    def __init__(self, name: str):
+        self.name, self._function = name, None
+
+    def provide(self, function: Callable) -> None:
+        self._function = function
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._function is None:
+            raise RuntimeError(f"cudadml: nothing provides {self.name}; import the cudadml package")
+        return self._function(*args, **kwargs)
 
 
-def provided(name: str) -> Any:
-    """What a higher layer registered as ``name``."""
-    try:
-        return _PROVIDED[name]
-    except KeyError:
-        raise RuntimeError(f"cudadml: nothing provides {name!r}; import the cudadml package") from None
+#: descriptor, device= -> its ``CompiledOperator`` (``run.compiled``).
+compile = Hook("compile")  # noqa: A001 (the descriptor's method it serves)
+#: a tensor, descriptor, compiled operator or graph -> its ``Explanation`` (``display``).
+picture = Hook("picture")
+#: a compiled graph's arguments, stream -> ``(kind, arrays, place, wrap)`` (``interop``).
+caller_arrays = Hook("caller arrays")
+#: () -> fuse's half for torch tensors, imported at the first (``interop.torch_fuse``).
+fuse_torch = Hook("fuse torch")

@@ -3,11 +3,12 @@ reads it, turned into one SLICE1 window per input axis."""
 
 from __future__ import annotations
 
-import functools
 import operator
 from builtins import slice as _pyslice
 
 import numpy as np
+
+from . import memory
 
 __all__ = ["index_key", "parse_key", "window_params", "window_reach", "window_start"]
 
@@ -71,7 +72,7 @@ def index_key(key) -> tuple:
     return tuple(tokens)
 
 
-@functools.lru_cache(maxsize=256)
+@memory.cache(256)
 def parse_key(tokens: tuple, shape: tuple) -> tuple:
     """``index_key``'s tokens read against ``shape``: ``(windows, result_shape, axis_map)``.
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from functools import cache, cached_property
+from functools import cached_property
 from types import MappingProxyType
 
+from . import hooks, memory
 from . import plan as _plan
 from .enums import FeatureLevel, TensorDataType, TensorFlags
 from .errors import Violations, as_int, int_tuple
-from .hooks import provided
 from .indexing import window_reach, window_start
 from .overlap import overlaps_itself
 from .tensor import BOUNDS_RULE, UINT32_MAX, BufferTensorDesc, tensor_text
@@ -175,7 +175,7 @@ def directml_name(attr: str) -> str:
     return "".join(word.capitalize() for word in attr.split("_"))
 
 
-@cache
+@memory.cache(256)  # (per descriptor class)
 def roles(cls) -> tuple[tuple[str, str, Role], ...]:
     """``(attribute, DirectML name, role)`` of every field of ``cls`` with a role, in order."""
     return tuple((f.name, directml_name(f.name), f.metadata["role"]) for f in fields(cls) if "role" in f.metadata)
@@ -349,7 +349,7 @@ class OperatorDesc:
         return f"{type(self).__name__}({', '.join([desc_summary(self), *fields])})"
 
     def _repr_html_(self) -> str:
-        return provided("picture")(self)._repr_html_()
+        return hooks.picture(self)._repr_html_()
 
     def compile(self, device: int | None = None) -> CompiledOperator:  # noqa: F821 (the class is provided: hooks)
         """Compile for execution: returns a ``CompiledOperator``.
@@ -359,7 +359,7 @@ class OperatorDesc:
         device : int, optional
             CUDA device for CuPy bindings; the current device when omitted.
         """
-        return provided("compile")(self, device=device)
+        return hooks.compile(self, device=device)
 
 
 def check_output(v: Violations, name: str, tensor: BufferTensorDesc) -> None:

@@ -22,11 +22,12 @@ forwards, outermost stride first.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from . import memory
 
 __all__ = [
     "CopyJob",
@@ -465,7 +466,7 @@ def window_copies(element_size, table, boxes, out_strides, out_window=None) -> C
     return CopyPlan(element_size, tuple(_window_job(0, walk, row, n * out_window) for n, row in enumerate(rows)))
 
 
-@functools.lru_cache(maxsize=1024)
+@memory.cache(1024)
 def _output_walk(box, out_strides):
     """``CopyJob.simplified``'s walk of a box written at ``out_strides``, which the output
     alone decides: ``(dims, out_shift)``, ``dims`` the box's dimensions other than size 1 in
@@ -507,7 +508,7 @@ def _window_job(output, walk, row, out_offset) -> CopyJob:
     return CopyJob(0, output, tuple(sizes), tuple(ins), tuple(outs), in_offset, out_offset + out_shift)
 
 
-@functools.cache  # per call: a new dtype costs more than the table's arithmetic
+@memory.cache(16)  # per rank, 1 to 8: a new dtype per call costs more than the table's arithmetic
 def grad_window_dtype(rank):
     """One row of a ``WindowGradPlan``'s table (windows.cu's ``GradWindow<rank>``): the
     window's output gradient's first element, and per dimension ``(start, count, dy_stride,

@@ -11,9 +11,9 @@ from typing import SupportsIndex
 
 import numpy as np
 
+from . import hooks
 from .enums import TensorDataType, TensorFlags
 from .errors import DescriptorError, Violations, as_int, fill_docstring, int_tuple
-from .hooks import provided
 
 __all__ = ["BufferTensorDesc", "calc_buffer_tensor_size"]
 
@@ -280,7 +280,7 @@ class BufferTensorDesc:
         return f"BufferTensorDesc({self.data_type.name}, {tuple(self.sizes)}{extras})"
 
     def _repr_html_(self) -> str:
-        return provided("picture")(self)._repr_html_()
+        return hooks.picture(self)._repr_html_()
 
     @property
     def dimension_count(self) -> int:

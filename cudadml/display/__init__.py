@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.hooks import provide
+from ..core import hooks
 from ..core.operators import REGISTRY, OperatorDesc
 from ..core.tensor import BufferTensorDesc
 from ..graphs.graph import CompiledGraph, GraphDesc
@@ -126,4 +126,4 @@ def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
     return call_picture(what, args, kwargs)
 
 
-provide("picture", explain)
+hooks.picture.provide(explain)

@@ -38,11 +38,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..core import memory, messages
+from ..core import hooks, memory, messages
 from ..core.calls import common_dtype
 from ..core.enums import TensorDataType
 from ..core.errors import DescriptorError
-from ..core.hooks import provided
 from ..core.memory import ALIGNMENT
 from ..core.overlap import reach
 from ..core.tensor import MAX_DIMENSIONS, BufferTensorDesc
@@ -1050,17 +1049,18 @@ _FUSED = memory.PerInstance(f"{__name__}.Fused", PROGRAMS, lambda fused: len(fus
 
 def _half(kind):
     """The half of fuse that takes arrays of ``kind`` ("torch"), as ``interop`` provides it
-    (``hooks``, "fuse torch"): ``KIND``, ``watched(arrays)`` (run the function eagerly),
+    (``hooks.fuse_torch``): ``KIND``, ``watched(arrays)`` (run the function eagerly),
     ``metas(arrays)`` (what its programs are kept under, besides the structure),
     ``avals(metas)`` (the traced arrays' dtypes and shapes) and ``call(program, arrays)`` (the
     values of its outputs). Loaded at the first call holding such arrays."""
     half = _HALVES.get(kind)
     if half is None:
-        half = _HALVES[kind] = provided(f"fuse {kind}")()
+        half = _HALVES[kind] = _LOADERS[kind]()
     return half
 
 
 _HALVES = {}  # per kind of array, its half of fuse
+_LOADERS = {"torch": hooks.fuse_torch}
 
 
 def _copy(constant):

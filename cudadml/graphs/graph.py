@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core import hooks
 from ..core.errors import DescriptorError, Violations, as_int, fill_docstring
-from ..core.hooks import provided
 from ..core.memory import ALIGNMENT, address_of, aligned_empty
 from ..core.operators import OperatorDesc
 from ..core.plan import CopyJob, CopyPlan, best_walk, merge_phases
@@ -464,7 +464,7 @@ class GraphDesc:
         )
 
     def _repr_html_(self) -> str:
-        return provided("picture")(self)._repr_html_()
+        return hooks.picture(self)._repr_html_()
 
     def compile(self, device: int | None = None, *, load: bool = True) -> CompiledGraph:
         """Compose the graph into copies from its inputs to its outputs and compile them.
@@ -975,7 +975,7 @@ class CompiledGraph(CompiledBatch):
                 f"compiled graph: takes {_count(len(inputs), 'array')} (one per graph input: "
                 f"{', '.join(self._input_names)}), {len(arrays)} given"
             )
-        kind, views, place, wrap = provided("caller arrays")(arrays, stream)  # (interop: every kind)
+        kind, views, place, wrap = hooks.caller_arrays(arrays, stream)  # (interop: every kind)
         xp = sys.modules["cupy"] if kind == "cupy" else np
         for k, (a, tensor) in enumerate(zip(views, inputs)):
             dtype, sizes = tensor.data_type.numpy_dtype, tuple(tensor.sizes)
@@ -1031,7 +1031,7 @@ class CompiledGraph(CompiledBatch):
         )
 
     def _repr_html_(self) -> str:
-        return provided("picture")(self)._repr_html_()
+        return hooks.picture(self)._repr_html_()
 
 
 def _input_name(graph, g):

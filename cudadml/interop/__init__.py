@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import sys
 
-from ..core.hooks import provide
+from ..core import hooks
 from ..run.runner import as_array
 
 
@@ -42,5 +42,5 @@ def load_torch_fuse():
     return torch_fuse
 
 
-provide("caller arrays", caller_arrays)
-provide("fuse torch", load_torch_fuse)
+hooks.caller_arrays.provide(caller_arrays)
+hooks.fuse_torch.provide(load_torch_fuse)

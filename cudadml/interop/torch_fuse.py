@@ -1,7 +1,7 @@
 """PyTorch's half of ``cudadml.fuse``: fused functions called with tensors, with autograd.
 
 ``cudadml.fuse`` (``graphs``) traces and compiles; here, provided to it through ``hooks``
-("fuse torch") and imported with torch at a fused call's first tensor: what a program's
+(``hooks.fuse_torch``) and imported with torch at a fused call's first tensor: what a program's
 tensors are kept under, the tensors as a memory kind (``_Tensors``: launched by their
 addresses on torch's current stream, results from torch's allocator), and the autograd node of
 a fused call (``FusedCall``), whose backward is another program, of the gradients

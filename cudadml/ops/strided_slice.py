@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-from ..core import calls, messages
+from ..core import calls, memory, messages
 from ..core.enums import FeatureLevel
 from ..core.errors import int_tuple, shown_value
 from ..core.indexing import index_key, parse_key, window_params
@@ -98,7 +98,7 @@ def _of_key(name, key, error):
     return type(error)(f"{name}: key {shown_value(key)}: {error}")
 
 
-@functools.lru_cache(maxsize=256)  # (an index of 64 dimensions holds 6 KB: core.memory.FIXED_BYTES)
+@memory.cache(256)  # (an index of 64 dimensions holds 6 KB: core.memory.FIXED_BYTES)
 def _strided_slice(tokens, shape, feature_level, directml_types):
     """``StridedSlice`` of a key's tokens on ``shape`` (a tuple of ints): memoized, so that a
     call in a loop parses its key and builds its operation once."""

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..backends import CUDA, backend_for, gpu_status
-from ..core.hooks import provide, provided
+from ..core import hooks
 from ..core.memory import element_strides
 from ..core.operators import OperatorDesc, desc_summary
 from ..core.plan import CopyPlan, WindowGradPlan, WindowPlan
@@ -155,7 +155,7 @@ class CompiledOperator:
     def _repr_html_(self) -> str:
         if isinstance(self.plan, (WindowPlan, WindowGradPlan)):  # windows in a table: no picture of them
             return f"<p>{html.escape(repr(self))}</p>"
-        return provided("picture")(self)._repr_html_()
+        return hooks.picture(self)._repr_html_()
 
     def execute(self, inputs: Sequence[Any], outputs: Sequence[Any], *, stream: Any = None) -> None:
         """Run the operator.
@@ -475,4 +475,4 @@ def check_views(where, inputs, outputs, device=None) -> None:
     Bindings(where, slots("inputs", inputs), slots("outputs", outputs), device).bind(list(inputs), list(outputs))
 
 
-provide("compile", CompiledOperator)
+hooks.compile.provide(CompiledOperator)
