@@ -249,7 +249,7 @@ def canaries(cp, monkeypatch):
     ``CANARY`` bytes into a buffer of poison; ``canaries()`` asserts that the poison around each
     is as it was, and returns how many were made."""
     made = []
-    runner_empty, numpy_empty = runner._empty, cnp._empty
+    runner_empty, numpy_empty = runner.empty, cnp._empty
 
     def inside_poison(shape, dtype):
         nbytes = math.prod(shape) * np.dtype(dtype).itemsize
@@ -263,7 +263,7 @@ def canaries(cp, monkeypatch):
     def empty_of_numpy(like, shape, dtype):
         return inside_poison(shape, dtype) if isinstance(like, cp.ndarray) else numpy_empty(like, shape, dtype)
 
-    monkeypatch.setattr(runner, "_empty", empty_of_runner)
+    monkeypatch.setattr(runner, "empty", empty_of_runner)
     monkeypatch.setattr(cnp, "_empty", empty_of_numpy)
 
     def check():

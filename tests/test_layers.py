@@ -194,7 +194,7 @@ def test_dir_lists_the_public_names_only():
 
 
 def _rules(op):
-    fields = ("gradient", "batched", "via", "chunked", "picture", "messages", "run")
+    fields = ("gradient", "batched", "via", "chunked", "picture", "messages")
     return {f: getattr(op, f, None) for f in fields if getattr(op, f, None) is not None}
 
 

@@ -79,10 +79,7 @@ class Operator:
       adapter's ``kit``;
     * ``picture(kit, ...)``: its picture, drawn with the display's ``kit``;
     * ``messages(op, shapes, window, given)``: its table of DirectML's names in the caller's
-      words (``messages.fields``);
-    * ``run(kit, op, inputs, outs, stream)``: how the array functions run it, where its call is
-      no single descriptor of fixed layouts (a batch's windows are per-call data), with the
-      runner's ``kit``.
+      words (``messages.fields``).
     """
 
     name: str
@@ -95,7 +92,6 @@ class Operator:
     chunked: Callable | None = None
     picture: Callable | None = None
     messages: Callable | None = None
-    run: Callable | None = None
 
 
 #: Every operator, by array function name, in the order registered.

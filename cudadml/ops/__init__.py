@@ -4,8 +4,8 @@ gradient.
 
 A module holds everything about its operator: the descriptor (DirectML's rules, the lowering to
 a plan), the normalised call (``of``, ``describe``, ``words``), and the rules the adapters and
-pictures read (gradient, batching, chunking, picture, messages; for a windows batch, how the
-array functions run it), registered as an ``operators.Operator`` in ``operators.REGISTRY``.
+pictures read (gradient, batching, chunking, picture, messages), registered as an
+``operators.Operator`` in ``operators.REGISTRY``.
 Adding an operator is adding a module here (and its kernel, and its table of cases in
 ``tests/cases.py``).
 """
