@@ -311,7 +311,10 @@ def _add_into(operation, counts, inputs, out, new, t, real, kind, device, stream
         out_words = out
     summed = t == TensorDataType.FLOAT16 and not operation.per_sample  # halves are summed as floats, rounded once
     out_type = TensorDataType.FLOAT32 if summed else t
-    if not (summed or _misaligned((out,), dtype.itemsize) or _unmerged(operation, out_words)):
+    staged = summed or address_of(out) % dtype.itemsize != 0
+    if not staged and out_words.ndim > MAX_DIMENSIONS:
+        staged = _unmerged(operation, out_words)
+    if not staged:
         _add_gradients(operation, counts, inputs, out_words, new, t, out_type, real, kind, device, stream)
         return
     # Added into a result of their own, then into out (whose binding rules hold all the same).
@@ -324,19 +327,18 @@ def _add_into(operation, counts, inputs, out, new, t, real, kind, device, stream
 
 
 def _kept_dimensions(shape, d):
-    """For a result of samples of MAX_DIMENSIONS dimensions (``shape``; ``d``: the windows'
-    dimensions), those of the operator's tensor: size-1 dimensions, which every window takes
-    whole, are left out (not the sample axis, nor the windows' last); None for fewer."""
-    if len(shape) <= MAX_DIMENSIONS:  # (no pairs there: see check_words_rank)
-        return None
+    """For a result of more than MAX_DIMENSIONS dimensions (samples of MAX_DIMENSIONS; no pairs
+    there: see check_words_rank) of ``shape`` (``d``: the windows' dimensions), those of the
+    operator's tensor: size-1 dimensions, which every window takes whole, are left out (not the
+    sample axis, nor the windows' last)."""
     return (0, *(k for k in range(1, len(shape)) if shape[k] != 1 or k == d))
 
 
 def _unmerged(operation, target):
-    """Whether ``target``'s samples, too many dimensions even without those of size 1, cannot
-    become one axis with the next (its first two axes are not packed)."""
-    keep = _kept_dimensions(target.shape, operation.offsets.shape[1])
-    if keep is None or len(keep) <= MAX_DIMENSIONS:
+    """Whether ``target``'s samples (more than MAX_DIMENSIONS dimensions), too many even
+    without those of size 1, cannot become one axis with the next (its first two axes are not
+    packed)."""
+    if len(_kept_dimensions(target.shape, operation.offsets.shape[1])) <= MAX_DIMENSIONS:
         return False
     strides = _view(target, target.itemsize)[1]
     return strides[0] != target.shape[1] * strides[1]
@@ -358,11 +360,14 @@ def _add_gradients(operation, counts, inputs, target, new, t, out_type, real, ki
     """The gradients ``inputs`` (aligned, as ``t``) added into ``target`` (aligned, of
     ``out_type``) by an operator compiled for their layouts, bound to this call's table."""
     e, per_sample = inputs[0].itemsize, operation.per_sample
-    dy_views = tuple(_view(a, e) for a in inputs)
+    # (``_view`` of each gradient, inline: one per window)
+    dy_views = tuple((a.shape, element_strides(a.shape, a.strides, e)) for a in inputs)
     dy_offsets, dy_strides = _gradient_rows(operation, inputs, dy_views, e)
     offsets, target_view = operation.offsets, _view(target, target.itemsize)
-    keep = _kept_dimensions(target.shape, offsets.shape[1])
-    window_keep = None if keep is None else [k - 1 for k in keep[1:]]
+    keep = window_keep = None
+    if target.ndim > MAX_DIMENSIONS:
+        keep = _kept_dimensions(target.shape, offsets.shape[1])
+        window_keep = [k - 1 for k in keep[1:]]
     if keep is not None and len(keep) > MAX_DIMENSIONS:  # the samples become one axis with the next, windows of it
         (shape, strides), offsets = target_view, offsets.copy()
         target_view = (shape[0] * shape[1], *shape[2:]), strides[1:]
