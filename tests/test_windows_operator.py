@@ -202,9 +202,10 @@ def test_the_backends_place_tables_and_the_runner_does_not():
     for backend in (REFERENCE, EMULATE):
         assert backend.stage(table, None, None) == (table, None, None)
     assert callable(CUDA.stage)
-    for module in ("run/runner.py", "run/windows.py", "ops/windows.py"):  # (the batches' run calls CUDA.stage)
+    for module in ("run/runner.py", "run/windows.py", "ops/windows.py"):
         source = (PACKAGE / module).read_text()
         assert "alloc_pinned_memory" not in source and "Event(" not in source and "Stream(" not in source
+    assert "CUDA.stage(" in (PACKAGE / "run" / "windows.py").read_text()  # (the batches place tables by it)
 
 
 def test_the_batches_run_by_their_own_runs_found_by_the_call_type(rng, monkeypatch):
