@@ -283,11 +283,11 @@ FIXED = {
     "cudadml.ops.strided_slice._strided_slice": _fill_strided_slice,
     "cudadml.core.indexing.parse_key": _fill_parse_key,
     "cudadml.core.plan._output_walk": _fill_output_walk,
-    "cudadml.ops.windows._tensor": _fill_tensor,
+    "cudadml.run.windows._tensor": _fill_tensor,
     "cudadml.ops.windows._slice1_rules": _fill_rules,
     "cudadml.ops.windows._shared_rules": _fill_rules,
-    "cudadml.ops.windows._data_type": _fill_data_type,
-    "cudadml.ops.windows._sum_kind": _fill_sum_kind,
+    "cudadml.run.windows._data_type": _fill_data_type,
+    "cudadml.run.windows._sum_kind": _fill_sum_kind,
     "cudadml.backends._shared_launches": _fill_shared_launches,
 }
 FINITE = {

@@ -257,7 +257,7 @@ def canaries(cp, monkeypatch):
     ``CANARY`` bytes into a buffer of poison; ``canaries()`` asserts that the poison around each
     is as it was, and returns how many were made."""
     made = []
-    runner_empty, numpy_empty = runner._empty, numpy_arrays.new_array
+    runner_empty, numpy_empty = runner.empty, numpy_arrays.new_array
 
     def inside_poison(shape, dtype):
         nbytes = math.prod(shape) * np.dtype(dtype).itemsize
@@ -271,7 +271,7 @@ def canaries(cp, monkeypatch):
     def empty_of_numpy(like, shape, dtype):
         return inside_poison(shape, dtype) if isinstance(like, cp.ndarray) else numpy_empty(like, shape, dtype)
 
-    monkeypatch.setattr(runner, "_empty", empty_of_runner)
+    monkeypatch.setattr(runner, "empty", empty_of_runner)
     for module in (numpy_arrays, flips, padding, rolls, splits):  # (each holds new_array by name)
         monkeypatch.setattr(module, "new_array", empty_of_numpy)
 

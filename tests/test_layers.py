@@ -196,7 +196,7 @@ def test_dir_lists_the_public_names_only():
 def _rules(op):
     """The functions ``op`` registers: its rules, and those its declarations hold (a Dask
     graph's piece, a picture's call)."""
-    fields = ("gradient", "batched", "via", "messages", "run")
+    fields = ("gradient", "batched", "via", "messages")
     rules = {f: getattr(op, f, None) for f in fields}
     if op.chunked is not None:
         rules["chunked.piece"] = op.chunked.piece

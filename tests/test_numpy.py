@@ -797,14 +797,14 @@ def test_constants_are_converted_per_call(xp):
 
 @pytest.fixture
 def no_tables(monkeypatch):
-    """Refuses a windows' table, built (``plan``) or copied to the device (``runner.KIT.stage``)."""
+    """Refuses a windows' table, built (``plan``) or copied to the device (``CUDA.stage``)."""
+    from cudadml.backends import CUDA
     from cudadml.core import plan
-    from cudadml.run import runner
 
     def refuse(*args, **kwargs):
         raise AssertionError("a window table was built or staged")
 
-    for module, name in ((plan, "window_table"), (plan, "grad_window_table"), (runner.KIT, "stage")):
+    for module, name in ((plan, "window_table"), (plan, "grad_window_table"), (CUDA, "stage")):
         monkeypatch.setattr(module, name, refuse)
 
 

@@ -11,7 +11,7 @@ from cudadml.backends import kernels
 from cudadml.core.errors import BindingError, DescriptorError
 from cudadml.core.plan import WindowPlan
 from cudadml.ops import Slice1Batch
-from cudadml.ops import windows as ops_windows
+from cudadml.run import windows as run_windows
 from cudadml.testing import POISON, random_array, to_host
 
 
@@ -433,14 +433,14 @@ def test_per_call_plans_are_not_kept(rng):
     """Copy jobs that hold the windows (a strided out) and entries binding one array per window
     are built per call: the cache keeps compiled launches only."""
     x = random_array((16, 16), np.float32, rng)
-    ops_windows._windows_op.cache_clear()
-    ops_windows._window_grad_op.cache_clear()
+    run_windows._windows_op.cache_clear()
+    run_windows._window_grad_op.cache_clear()
     out = np.empty((4, 8, 8, 2), np.float32)[..., 0]  # rows not contiguous: copy jobs
     for _ in range(3):
         cd.slice1_batch(x, window_offsets=rng.integers(0, 9, (4, 2)), window_sizes=(8, 8), out=out)
         dys = [np.ones((2, 3), np.float32), np.ones((3, 2), np.float32)]
         cd.slice1_batch_grad(dys, (16, 16), window_offsets=rng.integers(0, 9, (2, 2)), window_sizes=[[2, 3], [3, 2]])
-    assert ops_windows._windows_op.cache_info().currsize == ops_windows._window_grad_op.cache_info().currsize == 0
+    assert run_windows._windows_op.cache_info().currsize == run_windows._window_grad_op.cache_info().currsize == 0
 
 
 def test_sixteen_byte_elements_move_as_word_pairs(xp, rng):
@@ -460,7 +460,7 @@ def test_sixteen_byte_elements_move_as_word_pairs(xp, rng):
 
 def test_new_windows_reuse_the_compiled_launch(rng):
     x = random_array((16, 16), np.float32, rng)
-    ops_windows._windows_op.cache_clear()
+    run_windows._windows_op.cache_clear()
     for _ in range(5):
         cd.slice1_batch(
             x,
@@ -468,7 +468,7 @@ def test_new_windows_reuse_the_compiled_launch(rng):
             window_sizes=(8, 8),
             window_strides=rng.choice([1, -1], (4, 2)),
         )
-    info = ops_windows._windows_op.cache_info()
+    info = run_windows._windows_op.cache_info()
     assert (info.misses, info.hits) == (1, 4)
 
 
@@ -580,7 +580,7 @@ def test_sums_in_lanes_equal_sums_by_element(xp, rng, monkeypatch):
     """Large gradients add four elements per work item (kernels.SUM_LANES_FROM); forced on
     for small ones here, the bits are the oracle's."""
     monkeypatch.setattr(kernels, "SUM_LANES_FROM", 0)
-    ops_windows._window_grad_op.cache_clear()
+    run_windows._window_grad_op.cache_clear()
     try:
         for dtype in (np.float16, np.float32, np.float64, np.int8):
             shape = (5, 6, 13)
@@ -593,7 +593,7 @@ def test_sums_in_lanes_equal_sums_by_element(xp, rng, monkeypatch):
             want = grad_oracle(dys, shape, offsets, sizes, strides, False, dtype)
             assert to_host(got).tobytes() == want.tobytes(), dtype
     finally:
-        ops_windows._window_grad_op.cache_clear()
+        run_windows._window_grad_op.cache_clear()
 
 
 @pytest.mark.parametrize("dtype", [">f4", ">i4", ">f2", ">c8", ">f8"])

@@ -16,9 +16,9 @@ from cudadml.backends import CUDA, EMULATE, REFERENCE
 from cudadml.core import plan
 from cudadml.core.errors import DescriptorError
 from cudadml.core.operators import REGISTRY
-from cudadml.ops import WindowsBatchGradOperatorDesc, WindowsBatchOperatorDesc
-from cudadml.ops import windows as ops_windows
+from cudadml.ops import Slice1Batch, Slice1BatchGrad, WindowsBatchGradOperatorDesc, WindowsBatchOperatorDesc
 from cudadml.run import runner
+from cudadml.run import windows as run_windows
 from cudadml.testing import random_array, to_host
 
 F32, F16, I64, U64 = (cd.TensorDataType[n] for n in ("FLOAT32", "FLOAT16", "INT64", "UINT64"))
@@ -202,26 +202,29 @@ def test_the_backends_place_tables_and_the_runner_does_not():
     for backend in (REFERENCE, EMULATE):
         assert backend.stage(table, None, None) == (table, None, None)
     assert callable(CUDA.stage)
-    for module in ("run/runner.py", "ops/windows.py"):  # (the batches' own run places its tables by the kit's stage)
+    for module in ("run/runner.py", "run/windows.py", "ops/windows.py"):
         source = (PACKAGE / module).read_text()
         assert "alloc_pinned_memory" not in source and "Event(" not in source and "Stream(" not in source
+    assert "CUDA.stage(" in (PACKAGE / "run" / "windows.py").read_text()  # (the batches place tables by it)
 
 
-def test_the_batches_run_by_their_registered_rule_with_the_runners_kit(rng, monkeypatch):
-    """A windows batch's call is no single descriptor of fixed layouts: its module registers how
-    the array functions run it (``Operator.run``), which ``runner.run`` calls with ``runner.KIT``;
-    the runner names no batch."""
-    assert {name for name, op in REGISTRY.items() if op.run is not None} == {"slice1_batch", "slice1_batch_grad"}
-    assert REGISTRY["slice1_batch"].run is ops_windows.OPERATOR.run
+def test_the_batches_run_by_their_own_runs_found_by_the_call_type(rng, monkeypatch):
+    """A windows batch's call is no single descriptor of fixed layouts: ``runner.run`` finds its
+    run by the call's type in the table of ``run/windows.py`` (``RUNS``), and names no batch;
+    the operators register no run."""
+    runs = {Slice1Batch: run_windows.run_slice1_batch, Slice1BatchGrad: run_windows.run_slice1_batch_grad}
+    assert run_windows.RUNS == runs
+    assert {kind: run for kind, run in runner._RUNS.items() if run is not None} == runs
+    assert not any(hasattr(op, "run") for op in REGISTRY.values())
     source = (PACKAGE / "run" / "runner.py").read_text()
-    assert "Slice1Batch" not in source and "WindowsBatch" not in source and "ops.windows" not in source
+    assert not any(name in source for name in ("Slice1Batch", "run_slice1", "WindowsBatch", "ops.windows"))
     made = []
 
-    def empty(kind, shape, dtype):  # the kit's, as the rule reaches it
+    def empty(kind, shape, dtype):  # the results' allocation, as the batches' runs reach it
         made.append(shape)
         return np.empty(shape, dtype)
 
-    monkeypatch.setattr(runner.KIT, "empty", empty)
+    monkeypatch.setattr(run_windows, "empty", empty)
     x = random_array((6, 8), np.float32, rng)
     got = cd.slice1_batch(x, window_offsets=[[0, 0], [2, 3]], window_sizes=(2, 4))
     assert made == [(2, 2, 4)] and got.tobytes() == np.stack([x[0:2, 0:4], x[2:4, 3:7]]).tobytes()
@@ -231,12 +234,12 @@ def test_the_batches_run_by_their_registered_rule_with_the_runners_kit(rng, monk
 
 def test_slice1_batch_compiles_once_and_binds_a_table_per_call(rng):
     x = random_array((3, 20, 20), np.float32, rng)
-    ops_windows._windows_op.cache_clear()
+    run_windows._windows_op.cache_clear()
     for _ in range(3):
         offsets = np.c_[np.zeros(4, int), rng.integers(0, 9, (4, 2))]
         got = cd.slice1_batch(x, window_offsets=offsets, window_sizes=(3, 12, 12), window_strides=[1, 1, -1])
         assert got.tobytes() == np.stack(forward_oracle(x, offsets, (3, 12, 12), [1, 1, -1], False)).tobytes()
-    info = ops_windows._windows_op.cache_info()
+    info = run_windows._windows_op.cache_info()
     assert (info.misses, info.hits) == (1, 2)
 
 
@@ -352,15 +355,15 @@ def test_what_a_call_compiles_is_kept_by_its_sizes_and_layouts_never_by_its_wind
     layouts (the table is bound per call), apart from those of one size; and operators whose
     window plans are equal share their launches."""
     x = random_array((3, 20, 20), np.float32, rng)
-    ops_windows._copied_desc.cache_clear()
+    run_windows._copied_desc.cache_clear()
     out = np.empty((4, 3, 6, 12), np.float32)[..., ::2]  # windows apart: copies, a compile per call
     for _ in range(3):
         offsets = np.c_[np.zeros(4, int), rng.integers(0, 15, (4, 2))]
         got = cd.slice1_batch(x, window_offsets=offsets, window_sizes=(3, 6, 6), out=out)
         assert got is out and out.tobytes() == np.stack(forward_oracle(x, offsets, (3, 6, 6), [1] * 3, False)).tobytes()
-    assert (ops_windows._copied_desc.cache_info().misses, ops_windows._copied_desc.cache_info().hits) == (1, 2)
+    assert (run_windows._copied_desc.cache_info().misses, run_windows._copied_desc.cache_info().hits) == (1, 2)
 
-    ops_windows._window_grad_parts_op.cache_clear()
+    run_windows._window_grad_parts_op.cache_clear()
     sizes = np.array([[3, 4, 5], [3, 6, 2], [3, 1, 7]])
     dys = [rng.standard_normal(tuple(s)).astype(np.float32) for s in sizes]
     for offsets in ([[0, 0, 0], [0, 3, 9], [0, 19, 1]], [[0, 9, 2], [0, 1, 1], [0, 0, 13]]):
@@ -368,7 +371,7 @@ def test_what_a_call_compiles_is_kept_by_its_sizes_and_layouts_never_by_its_wind
         want = grad_oracle(dys, x.shape, np.array(offsets), sizes, [1] * 3, False, np.float32)
         assert got.tobytes() == want.tobytes()
     cd.slice1_batch_grad(dys[::-1], x.shape, window_offsets=np.zeros((3, 3), int), window_sizes=sizes[::-1])
-    info = ops_windows._window_grad_parts_op.cache_info()
+    info = run_windows._window_grad_parts_op.cache_info()
     assert (info.misses, info.hits) == (2, 1)
 
     grad = plan.WindowGradPlan(24, (3, 20, 20), (400, 20, 1), False, 3)

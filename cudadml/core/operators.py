@@ -110,10 +110,7 @@ class Operator:
     * ``picture``: which picture ``explain`` draws of it (a ``Picture``: data the display
       draws from);
     * ``messages(op, shapes, window, given)``: its table of DirectML's names in the caller's
-      words (``messages.fields``);
-    * ``run(kit, op, inputs, outs, stream)``: how the array functions run it, where its call is
-      no single descriptor of fixed layouts (a batch's windows are per-call data), with the
-      runner's ``kit``.
+      words (``messages.fields``).
     """
 
     name: str
@@ -126,7 +123,6 @@ class Operator:
     chunked: Chunking | None = None
     picture: Picture | None = None
     messages: Callable | None = None
-    run: Callable | None = None
 
 
 #: Every operator, by array function name, in the order registered.

@@ -9,9 +9,8 @@ allocated here: one array, or for several results (a split) one allocation that 
 views of. Empty results are made as NumPy makes them, without a descriptor.
 
 Many windows (``slice1_batch`` and its gradient), whose call is no single descriptor of fixed
-layouts (the windows are per-call data, a table), run by their operator's own rule
-(``Operator.run``, in ``ops/windows.py``) with ``KIT``: the conversions and checks of arrays
-here, the cache's ``CompiledOperator`` and the backend's placing of tables (``stage``).
+layouts (the windows are per-call data, a table), run by their own runs, found by the call's
+type (``windows.RUNS``). What both allocate and check of arrays is ``results``'.
 
 NumPy arrays run on the host backend; CuPy arrays (and CUDA arrays exposing
 ``__cuda_array_interface__`` or ``__dlpack__``, taken without a copy) through the kernels.
@@ -25,23 +24,21 @@ import sys
 
 import numpy as np
 
-from ..backends import CUDA, REFERENCE, host_backend
+from ..backends import REFERENCE, host_backend
 from ..core import memory, messages
 from ..core.calls import Call, common_dtype
 from ..core.errors import BindingError, DescriptorError
-from ..core.memory import address_of, element_strides
-from ..core.operators import REGISTRY
-from ..core.tensor import MAX_DIMENSIONS, packed_strides
+from ..core.memory import element_strides
 from .bindings import check_element_dtype
-from .compiled import CompiledOperator, check_views
+from .compiled import CompiledOperator
+from .results import WORD, check_unbound_outs, check_words_rank, empty, part_offsets, parts, result_view
+from .windows import RUNS
 
 __all__ = ["CACHE_BYTES", "ELEMENT_STRIDES", "PLAIN", "describe", "entry_for", "run", "run_on_device"]
 
 #: The most host memory, in bytes, that cudadml's caches hold together (64 MiB): the compiled
 #: operators of the array functions' calls and everything else they keep (``core.memory``).
 CACHE_BYTES = memory.CACHE_BYTES
-#: Parts of a split share one allocation, each starting at a multiple of this many bytes.
-_PART_ALIGNMENT = 16
 _DTYPE, _SHAPE, _STRIDES = operator.attrgetter("dtype"), operator.attrgetter("shape"), operator.attrgetter("strides")
 _PLAIN_KINDS = frozenset("biufc")
 _new_call = tuple.__new__  # a Call from its fields without the keyword-taking constructor (per call)
@@ -69,19 +66,16 @@ _ENTRIES = _CACHE._entries
 
 
 class _Runs(dict):
-    """Per operation type, its operator's own run as ``REGISTRY`` holds it
-    (``REGISTRY[operation.function].run``: a windows batch's), or None (one descriptor of fixed
-    layouts, or an operation no module of ``ops`` registers: ``numpy``'s pad); read from the
-    registry once per type. (Read per call, the registry's entry and its field cost a 7 us call
-    about 2%, where a type's entry here costs what a dict lookup does.)"""
+    """Per call type, its own run (a windows batch's: ``windows.RUNS``), or None (one descriptor
+    of fixed layouts), kept for each type at its first call: a lookup per call costs what a
+    dict's does, where ``get`` would add a method call."""
 
     def __missing__(self, kind):
-        registered = REGISTRY.get(kind.function)
-        run = self[kind] = None if registered is None else registered.run
-        return run
+        self[kind] = None
+        return None
 
 
-_RUNS = _Runs()
+_RUNS = _Runs(RUNS)
 
 
 # ---- the arrays ---------------------------------------------------------------------------------
@@ -145,12 +139,6 @@ def _out(kind, out, name, role="out", source="x"):
     return out
 
 
-def _empty(kind, shape, dtype):
-    if kind == "numpy":
-        return np.empty(shape, dtype)
-    return sys.modules["cupy"].ndarray(shape, dtype)
-
-
 # ---- running a call -----------------------------------------------------------------------------
 
 
@@ -159,9 +147,9 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
     the list of results (``outs`` itself where given)."""
     if chunks is not None:
         raise TypeError(f"{operation.function}: chunks= is for Dask arrays; this call has none")
-    rule = _RUNS[type(operation)]  # REGISTRY[operation.function].run: a windows batch's, run by its operator
-    if rule is not None:
-        return rule(KIT, operation, inputs, outs, stream)
+    own = _RUNS[type(operation)]  # a windows batch's run
+    if own is not None:
+        return own(operation, inputs, outs, stream)
     x = inputs[0]
     dtype = x.dtype  # 16-byte elements too: their entry binds them as pairs of words (``_build_words``)
     kind = "numpy" if isinstance(x, np.ndarray) else "cupy"
@@ -186,17 +174,17 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
         inputs = [inputs[k] for k in entry.bound_inputs]
     if outs is not None:
         if entry.op is None or entry.bound_outputs is not None:
-            _check_unbound_outs(operation.NAME, outs, kind)
+            check_unbound_outs(operation.NAME, outs, kind)
         bound = outs if entry.bound_outputs is None else [outs[k] for k in entry.bound_outputs]
         new = False
     elif entry.offsets is not None:  # several results: views of one allocation
-        buffer = _empty(kind, (entry.total // dtype.itemsize,), dtype)
+        buffer = empty(kind, (entry.total // dtype.itemsize,), dtype)
         if entry.op is not None:
             bound = len(entry.shapes) if entry.bound_outputs is None else len(entry.bound_outputs)
             entry.op.execute_known_layouts(inputs, [buffer] * bound, stream, True)
-        return _parts(kind, buffer, entry, dtype)  # built while the GPU copies
+        return parts(kind, buffer, entry.shapes, entry.offsets, dtype)  # built while the GPU copies
     else:
-        outs = bound = [_empty(kind, entry.shapes[0], dtype)]
+        outs = bound = [empty(kind, entry.shapes[0], dtype)]
         new = True
     if entry.op is not None:
         entry.op.execute_known_layouts(inputs, bound, stream, new)
@@ -208,15 +196,6 @@ def run(operation, inputs, outs=None, stream=None, chunks=None):
         else:
             out[...] = 0
     return outs
-
-
-def _check_unbound_outs(name, outs, kind):
-    """What the binding rules would say of ``out=`` arrays that no tensor binds (empty
-    results): a read-only one is refused, as NumPy refuses to assign into it."""
-    if kind == "numpy":
-        read_only = [k for k, o in enumerate(outs) if not o.flags.writeable]
-        if read_only:
-            raise BindingError([f"{name}.execute: outputs[{k}]: the buffer is read-only" for k in read_only])
 
 
 #: The ``kind`` of ``entry_for`` for device memory whose layouts give strides in elements.
@@ -299,14 +278,6 @@ def _out_layouts(outs):
     return tuple((o.shape, o.strides, o.dtype) for o in outs)
 
 
-def _parts(kind, buffer, entry, dtype):
-    """The results of a call with several: views of the one allocation ``buffer``."""
-    if kind == "numpy":
-        return [np.ndarray(s, dtype, buffer=buffer, offset=o) for s, o in zip(entry.shapes, entry.offsets)]
-    cupy, memory = sys.modules["cupy"], buffer.data
-    return [cupy.ndarray(s, dtype, memptr=memory + o) for s, o in zip(entry.shapes, entry.offsets)]
-
-
 def describe(operation, dtype, shapes) -> tuple:
     """The result shapes of ``operation`` on arrays of ``dtype`` and ``shapes``, after every
     rule ``run`` applies before binding (for adapters that run it in pieces)."""
@@ -340,25 +311,6 @@ def _mapped_strides(strides, axes):
     """Element strides per tensor dimension: the array axis's, or 0 where the tensor has a
     dimension the array lacks (size 1)."""
     return tuple(0 if r is None else strides[r] for r in axes)
-
-
-def _result_view(name, k, out_layout, shape, dtype, per_element=None):
-    """The layout result ``k`` is compiled for: ``out``'s, checked against the result's shape
-    and dtype, or packed for a fresh result. ``per_element``: how many of ``out``'s stride
-    units make an element (by default its bytes: strides in bytes)."""
-    if out_layout is None:
-        return tuple(shape), packed_strides(shape)
-    out_shape, out_strides, out_dtype = out_layout
-    out_shape, per_element = tuple(out_shape), per_element or dtype.itemsize
-    if out_dtype != dtype:
-        raise TypeError(f"{name}: out has dtype {out_dtype}; the result has dtype {dtype}")
-    where = f"{name}.execute: outputs[{k}]"
-    if out_shape != tuple(shape):
-        raise BindingError([f"{where}: out has shape {out_shape}; the result has shape {tuple(shape)}"])
-    elements = element_strides(out_shape, out_strides, per_element)
-    if elements is None:
-        raise BindingError([f"{where}: out has strides {out_strides}, not whole {dtype.itemsize}-byte elements"])
-    return out_shape, elements
 
 
 def _compiled(call):
@@ -395,20 +347,16 @@ def _build_entry(operation, kind, device, dtype, layouts, out_layouts):
     bound_outputs = d.bound_outputs if d.desc is not None else ()
     for k in range(len(shapes)):  # out= of results nothing is bound for is checked all the same
         if k not in bound_outputs and outs[k] is not None:
-            _result_view(name, k, outs[k], shapes[k], dtype, per_element)
+            result_view(name, k, outs[k], shapes[k], dtype, per_element)
     offsets = total = None
-    if getattr(operation, "MANY_RESULTS", False):
-        offsets, total = [], 0
-        for s in shapes:  # results back to back in one allocation, each 16-byte aligned
-            offsets.append(total)
-            total += -(-int(np.prod(s)) * dtype.itemsize // _PART_ALIGNMENT) * _PART_ALIGNMENT
-        offsets = tuple(offsets)
+    if getattr(operation, "MANY_RESULTS", False):  # results back to back in one allocation
+        offsets, total = part_offsets(shapes, dtype.itemsize)
     if d.desc is None:
         return _Entry(None, shapes, (), bound_outputs, zeros=d.zeros, offsets=offsets, total=total or 0)
     in_views = [_element_view(name, k, layouts[k], per_element, d.input_axes) for k in d.bound_inputs]
     out_views = []
     for k in bound_outputs:
-        view = _result_view(name, k, outs[k], shapes[k], dtype, per_element)
+        view = result_view(name, k, outs[k], shapes[k], dtype, per_element)
         out_views.append(view if d.output_axes is None else (*view, _mapped_strides(view[1], d.output_axes)))
     placed_at = [offsets[k] for k in bound_outputs] if offsets is not None and out_layouts is None else None
     op = CompiledOperator(d.desc, device, views=(in_views, out_views), placed_at=placed_at, load=False)
@@ -430,8 +378,6 @@ def _build_entry(operation, kind, device, dtype, layouts, out_layouts):
 # layouts, and binds the arrays themselves (a binding is an address; the entry's key fixed the
 # layouts), so such a call costs what any other does. No byte is copied.
 
-_WORD = np.dtype(np.uint64)
-
 
 def _build_words(operation, kind, device, dtype, layouts, out_layouts):
     """``_build`` of a call on 16-byte elements: the entry of ``operation.words()`` on the word
@@ -441,10 +387,10 @@ def _build_words(operation, kind, device, dtype, layouts, out_layouts):
         for _, _, out_dtype in out_layouts:
             if out_dtype != dtype:
                 raise TypeError(f"{operation.NAME}: out has dtype {out_dtype}; the result has dtype {dtype}")
-        out_layouts = tuple((*_word_layout(kind, shape, strides), _WORD) for shape, strides, _ in out_layouts)
+        out_layouts = tuple((*_word_layout(kind, shape, strides), WORD) for shape, strides, _ in out_layouts)
     words = tuple(_word_layout(kind, shape, strides) for shape, strides in layouts)
     try:
-        entry = _build_entry(operation.words(), kind, device, _WORD, words, out_layouts)
+        entry = _build_entry(operation.words(), kind, device, WORD, words, out_layouts)
     except DescriptorError as e:
         raise messages.of_words(e, dtype) from None
     entry.shapes = tuple(s[:-1] for s in entry.shapes)
@@ -457,78 +403,3 @@ def _word_layout(kind, shape, strides):
     if kind == ELEMENT_STRIDES:
         return (*shape, 2), (*(2 * s for s in strides), 1)
     return (*shape, 2), (*strides, 8)
-
-
-def _pairs(a, real):
-    """``a``'s elements as pairs of ``real`` words: a view with a trailing axis of 2."""
-    if isinstance(a, np.ndarray):
-        return a[..., None].view(real)
-    cupy = sys.modules["cupy"]
-    return cupy.ndarray((*a.shape, 2), real, memptr=a.data, strides=(*a.strides, real.itemsize))
-
-
-def _elements(words, dtype):
-    """The 16-byte elements of a view of word pairs (a trailing axis of 2)."""
-    if isinstance(words, np.ndarray):
-        return words.view(dtype)[..., 0]
-    cupy = sys.modules["cupy"]
-    return cupy.ndarray(words.shape[:-1], dtype, memptr=words.data, strides=words.strides[:-1])
-
-
-def check_words_rank(operation, shape):
-    ndim = len(getattr(operation, "input_shape", shape))  # the rank of the tensors the call describes
-    if ndim >= MAX_DIMENSIONS:
-        raise ValueError(
-            f"{operation.NAME}: 16-byte elements move as pairs of 8-byte words (one more dimension), so "
-            f"arrays of up to {MAX_DIMENSIONS - 1} dimensions; this one has {ndim}"
-        )
-
-
-# ---- the kit of operators' own runs -------------------------------------------------------------
-
-
-class _Kit:
-    """What an operator's own run (``Operator.run``: a windows batch, whose windows are per-call
-    data) is given to run with: the arrays (results, ``out=`` checks, views and word pairs of
-    them), ``CompiledOperator`` and the backend's placing of a host table (``stage``). Slots,
-    not a ``SimpleNamespace``: a run reads a dozen of them per call, and a slot reads in a
-    quarter of the time."""
-
-    __slots__ = (
-        "CompiledOperator",
-        "Entry",
-        "PART_ALIGNMENT",
-        "address_of",
-        "check_unbound_outs",
-        "check_views",
-        "check_words_rank",
-        "element_strides",
-        "elements",
-        "empty",
-        "pairs",
-        "parts",
-        "result_view",
-        "stage",
-    )
-
-    def __init__(self, **pieces):
-        for name, piece in pieces.items():
-            setattr(self, name, piece)
-
-
-KIT = _Kit(
-    CompiledOperator=CompiledOperator,
-    Entry=_Entry,
-    PART_ALIGNMENT=_PART_ALIGNMENT,
-    address_of=address_of,
-    check_unbound_outs=_check_unbound_outs,
-    check_views=check_views,
-    check_words_rank=check_words_rank,
-    element_strides=element_strides,
-    elements=_elements,
-    empty=_empty,
-    pairs=_pairs,
-    parts=_parts,
-    result_view=_result_view,
-    stage=CUDA.stage,
-)
