@@ -359,7 +359,7 @@ def _warm():
 def test_cache_info_lists_every_cache_with_a_bound():
     _warm()
     info = cd.cache_info()
-    for name in ["cudadml.core.memory.CACHE", "cudadml.graphs.fuse.Fused", "cudadml.ops.windows._windows_op"]:
+    for name in ["cudadml.core.memory.CACHE", "cudadml.graphs.fuse.Fused", "cudadml.run.windows._windows_op"]:
         assert name in info, name
     assert {"cudadml.numpy.padding._pad_call", "cudadml.numpy.flips._flip_call"} <= set(info)
     assert info["cudadml.core.memory.CACHE"].currsize > 0 and info["cudadml.graphs.fuse.Fused"].currsize >= 1
@@ -388,13 +388,6 @@ def _memoized_sites():
     return sites
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="functools caches outside core.memory, not yet memory.cache: core/indexing.py parse_key, "
-    "core/operators.py roles, core/plan.py _output_walk and grad_window_dtype, ops/strided_slice.py "
-    "_strided_slice, ops/windows.py _tensor, _slice1_rules, _shared_rules, _data_type, _sum_kind, "
-    "backends/emulate.py library and _groups",
-)
 def test_every_cache_is_in_the_registry():
     """No ``functools`` cache outside ``core.memory``: each is ``memory.cache`` (or ``kept``),
     listed by ``cudadml.cache_info`` and bounded."""

@@ -5,9 +5,10 @@ gradient.
 A module holds everything about its operator: the descriptor (DirectML's rules, the lowering to
 a plan), the normalised call (``of``, ``describe``, ``words``), and the rules the adapters and
 pictures read (gradient, batching, chunking, picture, messages), registered as an
-``operators.Operator`` in ``operators.REGISTRY``. Every module here is imported (``discover``), so adding an operator is adding a module here
-(and its kernel, and its table of cases in ``tests/cases.py``). The registry's order: the
-modules whose classes this package shows, in the order imported below, then the others by name.
+``operators.Operator`` in ``operators.REGISTRY``. Every module here is imported
+(``discover``), so adding an operator is adding a module here (and its kernel, and its table
+of cases in ``tests/cases.py``). The registry's order: the modules whose classes this package
+shows, in the order imported below, then the others by name.
 """
 
 import importlib

@@ -6,15 +6,14 @@ which ``run/windows.py`` binds to an operator compiled for the layouts); registe
 
 from __future__ import annotations
 
-import functools
 import html
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
 
-from ..core import calls, messages, operators
+from ..core import calls, memory, messages, operators
 from ..core import plan as _plan
 from ..core.enums import FeatureLevel, TensorDataType, TensorFlags
 from ..core.errors import DescriptorError, as_int, int_tuple, shown_value
@@ -97,7 +96,7 @@ class _WindowsBatchDesc(operators.OperatorDesc):
 _DIRECTML_NAMES = {name: operators.directml_name(name) for name in ("input_tensor", "output_gradient_tensor")}
 
 
-@lru_cache(maxsize=256)
+@memory.cache(256)
 def _slice1_rules(data_type, bounds, feature_level) -> tuple[str, ...]:
     """The rules that SLICE1's descriptor finds broken by a window of all of a tensor of
     ``data_type`` and sizes ``bounds`` (its dimension count and data type at the level)."""
@@ -428,7 +427,7 @@ def _rows(a, field, name, n, d, shared_ok):
     raise ValueError(f"{name}: {field} has shape {a.shape}; it must be {expected}: {d} integers per window")
 
 
-@functools.lru_cache(maxsize=256)
+@memory.cache(256)
 def _shared_rules(t, bounds, feature_level):
     """SLICE1's rules of the tensors (ranks, types, feature level), on a window of all of x;
     ``DescriptorError`` in DirectML's words (``Slice1Batch._said`` says them the caller's way)."""

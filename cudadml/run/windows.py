@@ -47,10 +47,10 @@ _OWNED = TensorFlags.OWNED_BY_DML
 _TABLE_TYPE = TensorDataType.from_dtype(_plan.WINDOW_TABLE_DTYPE)
 
 
-_data_type = functools.lru_cache(maxsize=64)(calls.data_type)  # (the call checked the dtype: no message is made)
+_data_type = memory.cache(64)(calls.data_type)  # (the call checked the dtype: no message is made)
 
 
-@functools.lru_cache(maxsize=1024)
+@memory.cache(1024)
 def _tensor(data_type, sizes, flags=TensorFlags.NONE):
     """A windows batch's tensor: its batch holds any number of elements (cudadml's own operator
     indexes them in 64 bits; the bound of a DirectML buffer does not apply). Kept: windows of
@@ -212,7 +212,7 @@ def _window_parts(operation, x, x_view, starts, steps, shapes, stream, kind, dev
 # ---- slice1_batch_grad ----------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=64)
+@memory.cache(64)
 def _sum_kind(name, dtype, per_sample):
     """How ``window_grad`` combines gradients of ``dtype``: the data type they are read as (a
     complex number as a pair of its reals), and the real dtype that pairs are of, or None."""
@@ -254,9 +254,11 @@ def _window_grad_op(t, out_type, level, per_sample, dy_views, target, keep, n, d
     return CompiledOperator(desc, device, views=views, load=False)
 
 
-#: ``_window_grad_op`` for gradients of windows of their own sizes (one array each), counted
-#: apart (its own ``cache_info``); kept with the others, as long as calls use them.
-_window_grad_parts_op = memory.kept(memory.operator_bytes)(_window_grad_op.__wrapped__)
+@memory.kept(memory.operator_bytes)
+def _window_grad_parts_op(*key):
+    """``_window_grad_op`` for gradients of windows of their own sizes (one array each), counted
+    apart (its own ``cache_info``); kept with the others, as long as calls use them."""
+    return _window_grad_op.__wrapped__(*key)
 
 
 def run_slice1_batch_grad(operation, inputs, outs, stream):
