@@ -285,7 +285,8 @@ def test_the_errors_are_shown_by_their_public_module():
 
 # ---- operators found from their folder --------------------------------------------------------------
 
-#: An operator of its own module: SLICE1 of the 2 x 2 window at the origin, under a name of its own.
+#: An operator of its own module: SLICE1 of the 2 x 2 window at the origin, under a name of its
+#: own, with what the layers above build from: its Dask graph (a window per chunk) and its picture.
 _CORNER = """
 from cudadml.core import operators
 from cudadml.ops.slice1 import Slice1
@@ -300,28 +301,52 @@ class Corner(Slice1):
         return super().of(shape, (), [0, 0], [2, 2], [1, 1], None, None, True)
 
 
-OPERATOR = operators.register(operators.Operator("corner", Corner))
+def _piece(operation, windows, rank):
+    offsets = tuple(start for start, _, _ in windows)
+    counts = tuple(count for _, _, count in windows)
+    return operation._replace(offsets=offsets, sizes=counts, strides=(1,) * rank, output_sizes=counts)
+
+
+OPERATOR = operators.register(
+    operators.Operator(
+        "corner", Corner, chunked=operators.Chunking("window", _piece), picture=operators.Picture("gather")
+    )
+)
 """
 
 
+def corner(x):
+    """The toy operator's array function, as ``cudadml.run.arrays`` writes each: its operation
+    normalised from the arrays the adapter holds, run by the route every call takes."""
+    from cudadml.core.operators import REGISTRY
+    from cudadml.run.arrays import run_call
+
+    call = REGISTRY["corner"].call
+    return run_call(call, [x], None, lambda inputs: call.of(inputs[0].shape), None, None)[0]
+
+
 def test_an_operator_is_its_module_in_the_ops_folder(tmp_path):
-    """A module added to the folder is found and registers its operator, which the array
-    functions' route runs as any other."""
+    """A module added to the folder, and nothing else: registered when the package discovers its
+    operators, run on NumPy arrays, traced by ``cd.fuse`` as a graph node, drawn by ``explain``
+    and chunked by the Dask adapter."""
     import sys
 
     from cudadml import ops
     from cudadml.core.operators import REGISTRY
-    from cudadml.run.arrays import run_call
 
     (tmp_path / "corner.py").write_text(_CORNER)
     ops.__path__.append(str(tmp_path))
     try:
         ops.discover()
         assert list(REGISTRY)[-1] == "corner"
-        corner = REGISTRY["corner"].call
         x = np.arange(12, dtype=np.float32).reshape(3, 4)
-        (got,) = run_call(corner, [x], None, lambda inputs: corner.of(inputs[0].shape), None, None)
-        assert got.tolist() == [[0, 1], [4, 5]]
+        assert corner(x).tolist() == [[0, 1], [4, 5]]
+        fused = cd.fuse(lambda a: corner(a[::-1]))
+        assert fused(x).tolist() == [[8, 9], [4, 5]]  # (a call no graph node holds is refused)
+        assert "corner" in repr(cd.explain(corner, (3, 4)))
+        da = pytest.importorskip("dask.array")
+        chunked = corner(da.from_array(x, chunks=(2, 3)))
+        assert type(chunked) is da.Array and chunked.compute().tolist() == [[0, 1], [4, 5]]
     finally:
         ops.__path__.remove(str(tmp_path))
         REGISTRY.pop("corner", None)

@@ -110,7 +110,9 @@ class Operator:
     * ``picture``: which picture ``explain`` draws of it (a ``Picture``: data the display
       draws from);
     * ``messages(op, shapes, window, given)``: its table of DirectML's names in the caller's
-      words (``messages.fields``).
+      words (``messages.fields``);
+    * ``not_a_node``: why a graph cannot hold its call, in the words ``cd.fuse`` refuses it
+      with (None: its descriptor is a graph node).
     """
 
     name: str
@@ -123,6 +125,7 @@ class Operator:
     chunked: Chunking | None = None
     picture: Picture | None = None
     messages: Callable | None = None
+    not_a_node: str | None = None
 
 
 #: Every operator, by array function name, in the order registered.

@@ -118,7 +118,7 @@ def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
             raise TypeError(f"explain: a {type(what).__name__} takes no further arguments")
         return tensor_picture(what) if isinstance(what, BufferTensorDesc) else desc_picture(what)
     name = getattr(what, "__name__", "")
-    if name not in REGISTRY or getattr(arrays, name, None) is not what:
+    if name not in REGISTRY or getattr(arrays, name, what) is not what:  # (an operator's own function too)
         raise TypeError(
             "explain: takes an operator descriptor, a CompiledOperator, a BufferTensorDesc or a cudadml array "
             f"function, not {what!r}"

@@ -43,9 +43,10 @@ from ..core.calls import common_dtype
 from ..core.enums import TensorDataType
 from ..core.errors import DescriptorError
 from ..core.memory import ALIGNMENT
+from ..core.operators import REGISTRY
 from ..core.overlap import reach
 from ..core.tensor import MAX_DIMENSIONS, BufferTensorDesc
-from ..ops import Join, Slice, Slice1, Slice1Batch, Slice1OperatorDesc, SliceGrad, Split, StridedSlice, StridedSliceGrad
+from ..ops import Join, Slice1, Slice1Batch, Slice1OperatorDesc
 from ..run.adapters import register_adapter
 from ..run.arrays import strided_slice
 from ..run.runner import check_words_rank
@@ -59,7 +60,6 @@ PROGRAMS = 64
 #: Compiled graphs a program keeps, one per layout of its arrays (strides, alignment).
 GRAPHS = 16
 
-_OPERATIONS = (Slice, Slice1, SliceGrad, Split, Join, StridedSlice, StridedSliceGrad)
 _WORD = np.dtype(np.uint64)
 
 
@@ -324,8 +324,9 @@ class Trace:
         """The results of ``operation`` on the traced arrays ``args``, recording its node."""
         if type(operation) is Slice1Batch:
             return self._windows(operation, args)
-        if type(operation) not in _OPERATIONS:
-            raise _not_a_node(operation)
+        registered = REGISTRY.get(operation.function)
+        if registered is None or registered.not_a_node is not None or type(operation) is not registered.call:
+            raise _not_a_node(operation, registered)
         for a in args:
             if a._source[0] in ("unset", "zeros"):
                 what = "an array made by numpy.empty" if a._source[0] == "unset" else "the zeros of an empty gradient"
@@ -378,18 +379,11 @@ class Trace:
         return self.record(Join.of(stacked[0].shape, 0, level, flag), stacked)
 
 
-def _not_a_node(operation):
+def _not_a_node(operation, registered):
+    """The ``TypeError`` for a call no graph node holds: in its operator's words where it has them."""
     name = operation.function
-    if name == "pad":
-        return TypeError(
-            "cudadml.fuse: pad with a constant other than 0 writes the constant, which no graph node does "
-            "(SLICE_GRAD's gaps are zeros); pad with 0 in the fused function, or call pad outside it"
-        )
-    if name == "slice1_batch_grad":
-        return TypeError(
-            "cudadml.fuse: slice1_batch_grad adds the gradients of overlapping windows (cudadml.numpy.roll of "
-            "several axes places its blocks with it), which no graph node does; call it outside the fused function"
-        )
+    if registered is not None and registered.not_a_node is not None:
+        return TypeError(f"cudadml.fuse: {registered.not_a_node}")
     return TypeError(
         f"cudadml.fuse: {name} is not a node a graph holds (SLICE, SLICE1, SLICE_GRAD, SPLIT, JOIN); call it "
         "outside the fused function"

@@ -79,4 +79,13 @@ def _messages(op, shapes, window, given):
     }
 
 
-OPERATOR = operators.register(operators.Operator("pad", Pad, FilledSliceGradOperatorDesc, messages=_messages))
+OPERATOR = operators.register(
+    operators.Operator(
+        "pad",
+        Pad,
+        FilledSliceGradOperatorDesc,
+        messages=_messages,
+        not_a_node="pad with a constant other than 0 writes the constant, which no graph node does (SLICE_GRAD's "
+        "gaps are zeros); pad with 0 in the fused function, or call pad outside it",
+    )
+)

@@ -839,5 +839,7 @@ GRAD_OPERATOR = operators.register(
         gradient=_gradient_grad,
         picture=operators.Picture("batch", _grad_drawn),
         messages=_messages,
+        not_a_node="slice1_batch_grad adds the gradients of overlapping windows (cudadml.numpy.roll of several axes "
+        "places its blocks with it), which no graph node does; call it outside the fused function",
     )
 )
