@@ -39,7 +39,7 @@ def test_precompile_builds_a_descriptors_kernels_and_logs_each_build(fresh_emula
     (build,) = [r for r in caplog.records if r.name == "cudadml.backends.emulate"]
     group = emulate.group_of(names[0])[1]
     assert build.levelno == logging.INFO
-    assert f"emulation: {kernels.describe(group)} built by {emulate.compiler()} in " in build.getMessage()
+    assert f"emulation: {kernels.group_label(group)} built by {emulate.compiler()} in " in build.getMessage()
     assert group[0] != group[-1] and names[0] in group  # one build serves the whole group
     assert caplog.records[-1].getMessage().startswith("precompile: 1 kernels ready for emulate in ")
     caplog.clear()

@@ -192,7 +192,7 @@ def load(source_file: str, names: tuple[str, ...], directory=None) -> Library:
         if path.exists():
             try:
                 library = Library(path, names)
-                _log.debug("emulation: %s loaded from %s", kernels.describe(names), path)
+                _log.debug("emulation: %s loaded from %s", kernels.group_label(names), path)
                 return library
             except (OSError, AttributeError):
                 pass  # truncated, foreign or stale: rebuilt below, and loaded under another name
@@ -200,7 +200,7 @@ def load(source_file: str, names: tuple[str, ...], directory=None) -> Library:
         library = _build(source_file, names, path, text, command)
         _log.info(
             "emulation: %s built by %s in %.2f s into %s",
-            kernels.describe(names),
+            kernels.group_label(names),
             command[0],
             time.perf_counter() - started,
             path,

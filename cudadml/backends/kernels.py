@@ -216,7 +216,7 @@ def group_key(name: str) -> tuple[str, str, str, str]:
     return (source_file(name), *_GROUP.match(name).groups())
 
 
-def describe(names) -> str:
+def group_label(names) -> str:
     """A short description of a group of specialisations for logs, e.g.
     ``40 kernels gather_rows<4, int, ...> of strided_copy.cu``."""
     if len(names) == 1:
@@ -261,13 +261,13 @@ def compile_kernels(names) -> dict:
     try:
         functions = {name: module.get_function(name) for name in names}
     except cupy.cuda.compiler.CompileException as e:
-        raise KernelCompileError(f"NVRTC could not compile {describe(names)}:\n{e.get_message()}") from e
+        raise KernelCompileError(f"NVRTC could not compile {group_label(names)}:\n{e.get_message()}") from e
     device = _runtime.getDevice()
     for name, function in functions.items():
         _compiled[device, name] = function
     _log.info(
         "NVRTC: %s ready on device %d in %.2f s (compiled, or from CuPy's kernel cache)",
-        describe(names),
+        group_label(names),
         device,
         time.perf_counter() - started,
     )

@@ -8,7 +8,7 @@ shapes, which raises ``TypeError`` (a float, None or bool where an integer belon
 by position where the function takes them by name), ``IndexError`` or ``ValueError`` as the
 array function documents, each naming the argument as the call does. ``of`` takes the input
 shape(s), then the function's other arguments in its signature's order (``positional``: what
-it was given by position). ``describe`` then applies DirectML's rules for a dtype and input
+it was given by position). ``descriptor`` then applies DirectML's rules for a dtype and input
 shapes: it builds the descriptor (``DescriptorError`` lists every broken rule, said in the
 call's words by ``messages``) and gives the result shapes.
 
@@ -16,7 +16,7 @@ A ``Call`` is an operation with where and on what it runs: memory kind and devic
 every bound array's shape and strides. Its equality and hash are the cache key of the compiled
 operator that ``runner`` makes from it alone. Adapters (``adapters``) take operations: the
 PyTorch adapter runs one on views of its tensors, the Dask adapter validates it whole with
-``describe`` and runs chunk-local operations derived from its parameters (``windows``).
+``descriptor`` and runs chunk-local operations derived from its parameters (``windows``).
 """
 
 from __future__ import annotations
@@ -178,18 +178,19 @@ def call_tensor(data_type, shape, role="InputTensor"):
         ) from None
 
 
-def callers_words(describe):
-    """``describe`` raising its ``DescriptorError`` in the caller's words (``messages``): the
-    argument the caller passed for each DirectML field, DirectML's name in parentheses."""
+def callers_words(descriptor):
+    """An operation's ``descriptor`` method raising its ``DescriptorError`` in the caller's
+    words (``messages``): the argument the caller passed for each DirectML field, DirectML's
+    name in parentheses."""
 
-    @functools.wraps(describe)
-    def described(self, dtype, shapes):
+    @functools.wraps(descriptor)
+    def in_callers_words(self, dtype, shapes):
         try:
-            return describe(self, dtype, shapes)
+            return descriptor(self, dtype, shapes)
         except DescriptorError as e:
             raise messages.in_callers_words(self, e, shapes, dtype=dtype) from None
 
-    return described
+    return in_callers_words
 
 
 def required(value, field, name, what="one integer per axis"):

@@ -94,7 +94,7 @@ class Picture:
 class Operator:
     """One operator's pieces, registered by its module of ``cudadml.ops``.
 
-    ``name``: its array function; ``call``: the normalised call (``of``, ``describe``,
+    ``name``: its array function; ``call``: the normalised call (``of``, ``descriptor``,
     ``words``); ``desc``: the descriptor it builds (None: it builds another's). The rules the
     layers above read (None where the operator has none):
 

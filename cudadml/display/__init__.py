@@ -3,7 +3,7 @@
 A picture is drawn from the geometry that runs, not a second formula: a descriptor's windows
 (``windows``: per dimension ``(start, step, count)``, what it lowers to its plan) and SPLIT's and
 JOIN's parts along their axis; an array function's call normalised and validated as the
-function does it (``calls``, ``runner.describe``), whose windows are the descriptor's. Which
+function does it (``calls``, ``runner.result_shapes``), whose windows are the descriptor's. Which
 picture an operator's call or descriptor is, the operator declares (``Operator.picture``, in
 its module of ``cudadml.ops``); this module draws each kind with its generic pictures, and
 knows no operator by name.

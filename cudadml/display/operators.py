@@ -15,7 +15,7 @@ from ..core.operators import REGISTRY, desc_summary, tensors_text
 from ..core.tensor import packed_strides, tensor_text
 from ..ops import of_desc
 from ..run.arrays import as_list
-from ..run.runner import describe
+from ..run.runner import result_shapes
 from .pictures import batch_picture, gather_picture, mults_of, parts_picture, scatter_picture
 
 
@@ -49,7 +49,7 @@ def _of_one(cls, call):
     array's shape and its result shapes."""
     shape = _shape(call.given, call.where)
     operation = cls.of(shape, *call.arguments.values())
-    return operation, shape, describe(operation, DTYPE, [shape])
+    return operation, shape, result_shapes(operation, DTYPE, [shape])
 
 
 def _desc_title(desc):
@@ -108,8 +108,10 @@ def _join_of_call(operator, call):
     shapes = [_shape(a, call.where) for a in call.given]
     if not shapes:
         raise ValueError(f"{call.name}: needs at least one array to join")
-    operation = operator.call.of(shapes[0], *call.arguments.values())  # as `join` calls it; describe checks the rest
-    (joined,) = describe(operation, DTYPE, shapes)
+    operation = operator.call.of(
+        shapes[0], *call.arguments.values()
+    )  # as `join` calls it; result_shapes checks the rest
+    (joined,) = result_shapes(operation, DTYPE, shapes)
     title = f"cd.{call.name}: {len(shapes)} parts along axis {call.arguments['axis']} -> {joined}"  # as given
     return parts_picture(title, joined, packed_strides(joined), operation.axis, [(s, s) for s in shapes], split=False)
 

@@ -338,12 +338,12 @@ class Trace:
         if dtype.itemsize == 16 and operation.directml_types is False:  # as pairs of 8-byte words
             check_words_rank(operation, shapes[0])
             try:
-                d = operation.words().describe(_WORD, [(*s, 2) for s in shapes])
+                d = operation.words().descriptor(_WORD, [(*s, 2) for s in shapes])
             except DescriptorError as e:
                 raise messages.of_words(e, dtype) from None
             result_shapes = [s[:-1] for s in d.shapes]
         else:
-            d = operation.describe(dtype, shapes)
+            d = operation.descriptor(dtype, shapes)
             result_shapes = d.shapes
         if d.desc is None:
             return [self.value(("zeros",) if d.zeros else ("empty",), s, dtype) for s in result_shapes]

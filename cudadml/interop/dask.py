@@ -2,8 +2,8 @@
 
 The package registers this adapter (``adapters.register_adapter``), so this module, and
 Dask, are imported only by a call that holds a Dask array, whose caller has imported Dask.
-The call is validated whole, when it is made: its operation (``calls``) is described for the
-whole shapes (``runner.describe``: the DirectML descriptor of the whole call, with every rule
+The call is validated whole, when it is made: its operation (``calls``) makes its descriptor for the
+whole shapes (``runner.result_shapes``: the DirectML descriptor of the whole call, with every rule
 and message of a NumPy call of those shapes), which gives the result shapes. (The one rule
 lifted is a buffer's 2^32 - 1 element span: each chunk is a buffer of its own, checked here
 when the graph is built and again by its own call.)
@@ -50,7 +50,7 @@ from ..core.errors import DescriptorError
 from ..core.tensor import MAX_ELEMENTS, SPAN_RULE
 from ..ops import REGISTRY
 from ..run.bindings import check_element_dtype
-from ..run.runner import PLAIN, describe, run
+from ..run.runner import PLAIN, result_shapes, run
 
 # ---- tasks (module level, so that a distributed cluster's worker processes can unpickle them) ----
 
@@ -146,13 +146,13 @@ def _no_chunking(name):
 
 
 def _shapes(operation, inputs):
-    """The result shapes of the whole call: from its descriptor (``runner.describe``), or those
+    """The result shapes of the whole call: from its descriptor (``runner.result_shapes``), or those
     an operation with no descriptor of the whole call gives itself (``shapes``: a batch of
     windows)."""
     x = inputs[0]
     if hasattr(operation, "shapes"):
         return operation.shapes(x.dtype, x.shape)
-    return describe(operation, x.dtype, [a.shape for a in inputs])
+    return result_shapes(operation, x.dtype, [a.shape for a in inputs])
 
 
 def _module(name, x, where):

@@ -14,7 +14,7 @@ The operations are PyTorch operators too, in the ``cudadml`` namespace: each reg
 operator with a ``torch_schema`` (``torch.ops.cudadml.slice``, ``slice1``, ``slice_grad``,
 ``split``, ``join``, each with an ``out`` overload): a schema of tensors and integer lists (an
 operation's fields), CPU and CUDA kernels (the runs above), a fake kernel for shapes
-(``runner.describe``: every DirectML rule at trace time), autograd and vmap rules (the
+(``runner.result_shapes``: every DirectML rule at trace time), autograd and vmap rules (the
 operator's ``gradient`` and ``batched``). ``strided_slice`` is ``slice1`` and a view that drops
 and adds the index's size-1 axes; ``strided_slice_grad`` the view and ``slice_grad``. A call
 goes through the operators whenever PyTorch is watching: compiling or exporting (Dynamo),
@@ -49,7 +49,7 @@ from ..core.enums import FeatureLevel
 from ..core.memory import kept, nested_bytes
 from ..core.tensor import packed_strides
 from ..ops import REGISTRY
-from ..run.runner import ELEMENT_STRIDES, PLAIN, describe, entry_for, run, run_on_device
+from ..run.runner import ELEMENT_STRIDES, PLAIN, entry_for, result_shapes, run, run_on_device
 
 #: Same-width integer types that carry the bits of tensor types NumPy lacks (bfloat16, float8).
 _RAW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -455,17 +455,17 @@ NUMPY_DTYPES = {t: np.dtype(n) for t, n in _NUMPY.items()}
 def _shapes(operation, tensors):
     """The result shapes of ``operation`` on ``tensors`` (sizes may be symbolic), after every
     DirectML rule."""
-    return _described(operation, [tuple(t.shape) for t in tensors], tensors[0].dtype)
+    return _result_shapes(operation, [tuple(t.shape) for t in tensors], tensors[0].dtype)
 
 
 @kept(nested_bytes)  # (bounded in bytes: a join's shapes can be many)
 def _result_shapes(operation, shapes, dtype):
     """``_shapes`` of concrete sizes, memoized: what a kernel allocates per call."""
-    return _described(operation, list(shapes), dtype)
+    return _result_shapes(operation, list(shapes), dtype)
 
 
-def _described(operation, shapes, dtype):
-    return describe(operation, _numpy_dtype(operation, dtype), shapes)
+def _result_shapes(operation, shapes, dtype):
+    return result_shapes(operation, _numpy_dtype(operation, dtype), shapes)
 
 
 def _numpy_dtype(operation, dtype):
@@ -561,10 +561,10 @@ def _batched(operator):
             tensors = [arrays.movedim(in_dims[0], 0)]
         dtype = tensors[0].dtype
         # A sample's rules first: a call refused alone is refused batched, with its own message.
-        shapes = _described(operation, [tuple(t.shape[1:]) for t in tensors], dtype)
+        shapes = _result_shapes(operation, [tuple(t.shape[1:]) for t in tensors], dtype)
         batched = operator.batched(operation, size)
         try:
-            _described(batched, [tuple(t.shape) for t in tensors], dtype)
+            _result_shapes(batched, [tuple(t.shape) for t in tensors], dtype)
         except ValueError:  # DescriptorError, or a 16-byte element's word axis past the rank limit
             runs = [_call_operator(operation, [t[k] for t in tensors], None) for k in range(size)]
             results = [torch.stack(r) for r in zip(*runs)] if runs else [tensors[0].new_empty(0, *s) for s in shapes]

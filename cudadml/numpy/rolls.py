@@ -165,7 +165,7 @@ class _Roll(NamedTuple):
     ARGUMENT = "a"
     NAME = "roll"
 
-    def describe(self, dtype, shapes):
+    def descriptor(self, dtype, shapes):
         (shape,) = shapes
         t, n = data_type(dtype, self.directml_types), len(shape)
         with beyond_directml_bounds():  # cudadml's own call, of any size (its kernels index in 64 bits)

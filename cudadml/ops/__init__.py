@@ -3,7 +3,7 @@ basic index (``strided_slice``) and its gradient, and cudadml's own batch of win
 gradient.
 
 A module holds everything about its operator: the descriptor (DirectML's rules, the lowering to
-a plan), the normalised call (``of``, ``describe``, ``words``), and the rules the adapters and
+a plan), the normalised call (``of``, ``descriptor``, ``words``), and the rules the adapters and
 pictures read (gradient, batching, chunking, picture, messages), registered as an
 ``operators.Operator`` in ``operators.REGISTRY``. Every module here is imported
 (``discover``), so adding an operator is adding a module here (and its kernel, and its table

@@ -90,7 +90,7 @@ class Join(NamedTuple):
 
     @classmethod
     def of(cls, shape, axis=0, feature_level=None, directml_types=True):
-        """``shape``: the first array's (the others are checked by ``describe``)."""
+        """``shape``: the first array's (the others are checked by ``descriptor``)."""
         name = cls.NAME
         if len(shape) == 0:
             raise ValueError(f"{name}: xs[0] is a 0-dimensional array (shape ()), which has nothing to join")
@@ -99,7 +99,7 @@ class Join(NamedTuple):
         )
 
     @calls.callers_words
-    def describe(self, dtype, shapes):
+    def descriptor(self, dtype, shapes):
         name, axis, ndim = self.NAME, self.axis, len(shapes[0])
         for k, s in enumerate(shapes):
             if len(s) != ndim:

@@ -42,7 +42,7 @@ class Pad(NamedTuple):
     ARGUMENT = "array"
     NAME = "pad"
 
-    def describe(self, dtype, shapes):
+    def descriptor(self, dtype, shapes):
         (x_shape,) = shapes
         t = data_type(dtype, self.directml_types)
         with beyond_directml_bounds():  # cudadml's own call, of any size (its kernel indexes in 64 bits)

@@ -129,7 +129,7 @@ class Slice(NamedTuple):
     axis_map = calls.same_axes
 
     @calls.callers_words
-    def describe(self, dtype, shapes):
+    def descriptor(self, dtype, shapes):
         (shape,), sizes = shapes, self.sizes
         t, empty = calls.type_of(self, dtype), None
         if 0 in sizes:  # nothing moves; the window's rules hold all the same

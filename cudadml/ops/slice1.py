@@ -130,7 +130,7 @@ class Slice1(NamedTuple):
     axis_map = calls.same_axes
 
     @calls.callers_words
-    def describe(self, dtype, shapes):
+    def descriptor(self, dtype, shapes):
         (shape,), out_sizes, window = shapes, self.output_sizes, (self.offsets, self.sizes, self.strides)
         t, empty = calls.type_of(self, dtype), None
         if 0 in out_sizes:  # nothing moves; the window's rules hold all the same

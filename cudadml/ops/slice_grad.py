@@ -148,7 +148,7 @@ class SliceGrad(NamedTuple):
     axis_map = calls.same_axes
 
     @calls.callers_words
-    def describe(self, dtype, shapes):
+    def descriptor(self, dtype, shapes):
         (dy_shape,), shape, window = shapes, self.input_shape, (self.offsets, self.sizes, self.strides)
         t, empty = calls.type_of(self, dtype), None
         if 0 in shape or 0 in dy_shape:  # nothing moves (a result of zeros, where it has elements)

@@ -206,7 +206,7 @@ class Split(NamedTuple):
         return tuple((*shape[:axis], s, *shape[axis + 1 :]) for s in self.sizes)
 
     @calls.callers_words
-    def describe(self, dtype, shapes):
+    def descriptor(self, dtype, shapes):
         (shape,) = shapes
         total, axis = sum(self.sizes), self.axis
         if total != shape[axis]:  # the descriptor's rule, which an empty x or part would not reach

@@ -19,18 +19,19 @@ from .slice1 import Slice1, Slice1OperatorDesc
 from .slice_grad import SliceGrad, SliceGradOperatorDesc, gradient_messages
 
 
-def _beyond_directml_bounds(describe):
-    """``describe`` without DirectML's 32-bit bounds (``tensor.beyond_directml_bounds``): an index,
-    as NumPy's, takes arrays of any size, and its kernels index in 64 bits. (Its operation is
+def _beyond_directml_bounds(descriptor):
+    """An operation's ``descriptor`` method without DirectML's 32-bit bounds
+    (``tensor.beyond_directml_bounds``): an index, as NumPy's, takes arrays of any size, and its
+    kernels index in 64 bits. (Its operation is
     its own, so no call of SLICE1's or SLICE_GRAD's, which keep the bounds, shares its
     compiled operators.)"""
 
-    @functools.wraps(describe)
-    def described(self, dtype, shapes):
+    @functools.wraps(descriptor)
+    def unbounded(self, dtype, shapes):
         with beyond_directml_bounds():
-            return describe(self, dtype, shapes)
+            return descriptor(self, dtype, shapes)
 
-    return described
+    return unbounded
 
 
 class StridedSlice(NamedTuple):
@@ -64,7 +65,7 @@ class StridedSlice(NamedTuple):
 
     @calls.callers_words
     @_beyond_directml_bounds
-    def describe(self, dtype, shapes):
+    def descriptor(self, dtype, shapes):
         (shape,), result_shape = shapes, self.result_shape
         t = calls.type_of(self, dtype)
         if 0 in result_shape:
@@ -148,7 +149,7 @@ class StridedSliceGrad(NamedTuple):
 
     @calls.callers_words
     @_beyond_directml_bounds
-    def describe(self, dtype, shapes):
+    def descriptor(self, dtype, shapes):
         shape, result_shape = self.input_shape, self.result_shape
         t = calls.type_of(self, dtype)
         if 0 in shape or 0 in result_shape:

@@ -34,7 +34,7 @@ from .compiled import CompiledOperator
 from .results import WORD, check_unbound_outs, check_words_rank, empty, part_offsets, parts, result_view
 from .windows import RUNS
 
-__all__ = ["CACHE_BYTES", "ELEMENT_STRIDES", "PLAIN", "describe", "entry_for", "run", "run_on_device"]
+__all__ = ["CACHE_BYTES", "ELEMENT_STRIDES", "PLAIN", "entry_for", "result_shapes", "run", "run_on_device"]
 
 #: The most host memory, in bytes, that cudadml's caches hold together (64 MiB): the compiled
 #: operators of the array functions' calls and everything else they keep (``core.memory``).
@@ -278,17 +278,17 @@ def _out_layouts(outs):
     return tuple((o.shape, o.strides, o.dtype) for o in outs)
 
 
-def describe(operation, dtype, shapes) -> tuple:
+def result_shapes(operation, dtype, shapes) -> tuple:
     """The result shapes of ``operation`` on arrays of ``dtype`` and ``shapes``, after every
     rule ``run`` applies before binding (for adapters that run it in pieces)."""
     if dtype.itemsize == 16 and operation.directml_types is False:
         check_words_rank(operation, shapes[0])
         try:
-            words = operation.words().describe(np.dtype(np.uint64), [(*s, 2) for s in shapes])
+            words = operation.words().descriptor(np.dtype(np.uint64), [(*s, 2) for s in shapes])
         except DescriptorError as e:
             raise messages.of_words(e, dtype) from None
         return tuple(s[:-1] for s in words.shapes)
-    return operation.describe(dtype, shapes).shapes
+    return operation.descriptor(dtype, shapes).shapes
 
 
 # ---- building a call's entry (from the call alone) -----------------------------------------------
@@ -341,7 +341,7 @@ def _build(call):
 def _build_entry(operation, kind, device, dtype, layouts, out_layouts):
     name = operation.NAME
     per_element = 1 if kind == ELEMENT_STRIDES else dtype.itemsize  # stride units in an element
-    d = operation.describe(dtype, [shape for shape, _ in layouts])
+    d = operation.descriptor(dtype, [shape for shape, _ in layouts])
     shapes = d.shapes
     outs = out_layouts or (None,) * len(shapes)
     bound_outputs = d.bound_outputs if d.desc is not None else ()
