@@ -96,6 +96,45 @@ def test_no_import_cycle():
         visit(module)
 
 
+def _private_uses(path, source=None):
+    """``name`` for every private name of another module that ``path`` reaches: imported from it
+    (``from .x import _y``) or read off it (``x._y``). A package's private module (``_launch``,
+    ``_bench``) is no name of another module."""
+    tree = ast.parse(path.read_text() if source is None else source)
+    ours, found = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == "cudadml"):
+            for alias in node.names:
+                module = f"{node.module}.{alias.name}" if node.module else alias.name
+                is_module = any(m.endswith(f".{alias.name}") or m.endswith(module) for m in MODULES)
+                if alias.name.startswith("_") and not alias.name.startswith("__") and not is_module:
+                    found.append(alias.name)
+                ours.add(alias.asname or alias.name)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ours
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            found.append(f"{node.value.id}.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if m != "cudadml.backends._launch"))
+def test_no_module_reaches_for_another_modules_private_names(module):
+    path = PACKAGE.parent.joinpath(*module.split("."))
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    assert _private_uses(path) == []
+
+
+def test_the_private_names_test_finds_them():
+    path = PACKAGE / "run" / "arrays.py"
+    source = path.read_text() + "\n\nfrom .runner import _ENTRIES\nfrom . import runner\nrunner._compiled\n"
+    assert _private_uses(path, source) == ["_ENTRIES", "runner._compiled"]
+
+
 def test_the_layering_test_finds_a_lazy_climb():
     """A function-level import counts: the core reaching up to the pictures is found."""
     path = PACKAGE / "core" / "operators.py"
