@@ -25,7 +25,8 @@ the folders and checks it):
 * ``backends``: where plans run: the CUDA kernels (their sources in ``kernels_cu/`` beside
   their loader), the NumPy reference and the host emulation;
 * ``run``: bindings, ``CompiledOperator`` (the one route to a backend), the runner (every
-  array call, cached), the adapter interface and the array functions, ``precompile``;
+  array call, cached; the windows batches by their own runs), the adapter interface and the
+  array functions, ``precompile``;
 * ``numpy``: NumPy's names, one module per family;
 * ``graphs``: ``GraphDesc`` composed into copies, and ``fuse``;
 * ``interop``: the PyTorch and Dask adapters, loaded when a call holds their arrays, and
