@@ -1110,40 +1110,7 @@ def _concat(node: _Node, opset: int):
 def _pad(node: _Node, opset: int):
     data = _data(node)
     shape, rank = data.shape, len(data.shape)
-    mode = node.attr("mode", "constant")
-    if mode != "constant":
-        raise node.error(f"mode {mode!r} is not supported (only 'constant', with the constant 0)", True)
-    axes = None
-    if opset < 11:
-        pads = node.attr("pads" if opset >= 2 else "paddings")
-        value = np.asarray(node.attr("value", 0.0))
-        if pads is None:
-            raise node.error("the attribute pads is required")
-    else:
-        pads, value = node.ints(1, "pads"), node.constant(2, "constant_value")
-        if pads is None:
-            raise node.error("the input pads is required")
-        if opset >= 18:
-            axes = node.ints(3, "axes")
-    axes = node.axes(axes, rank) if axes is not None else range(rank)
-    if len(pads) != 2 * len(axes):
-        raise node.error(f"pads has {len(pads)} entries; it needs 2 per axis padded ({2 * len(axes)})")
-    if value is not None:
-        if value.size != 1:
-            raise node.error(f"constant_value has {value.size} elements; it must be one value")
-        dtype = (
-            data.dtype
-            if isinstance(data, np.ndarray)
-            else node.importer.onnx.helper.tensor_dtype_to_np_dtype(data.elem_type)
-        )
-        # SLICE_GRAD writes zero bytes where it does not copy, so only a constant of zero bytes
-        # (not -0.0) is that.
-        if any(np.asarray(value).astype(dtype).reshape(-1).tobytes()):
-            raise node.error(
-                f"constant_value {value.reshape(-1)[0]!s} is not supported (only 0: DirectML's SLICE_GRAD "
-                "writes zeros where it does not copy)",
-                unsupported=True,
-            )
+    pads, axes = _pads(node, opset, data)
     begins, ends = [0] * rank, [0] * rank
     for i, axis in enumerate(axes):
         begins[axis], ends[axis] = pads[i], pads[i + len(axes)]
@@ -1173,6 +1140,52 @@ def _pad(node: _Node, opset: int):
         return SliceGradOperatorDesc(ins[0], outs[0], grow[0], cropped, ones)
 
     return node.emit(make, [data], [padded])
+
+
+def _pads(node: _Node, opset: int, data):
+    """``(pads, axes)`` of a Pad node (its attributes before opset 11, then its inputs), once its
+    mode and constant are found to be what SLICE_GRAD pads with: constant, 0."""
+    mode = node.attr("mode", "constant")
+    if mode != "constant":
+        raise node.error(f"mode {mode!r} is not supported (only 'constant', with the constant 0)", True)
+    axes = None
+    if opset < 11:
+        pads = node.attr("pads" if opset >= 2 else "paddings")
+        value = np.asarray(node.attr("value", 0.0))
+        if pads is None:
+            raise node.error("the attribute pads is required")
+    else:
+        pads, value = node.ints(1, "pads"), node.constant(2, "constant_value")
+        if pads is None:
+            raise node.error("the input pads is required")
+        if opset >= 18:
+            axes = node.ints(3, "axes")
+    rank = len(data.shape)
+    axes = node.axes(axes, rank) if axes is not None else range(rank)
+    if len(pads) != 2 * len(axes):
+        raise node.error(f"pads has {len(pads)} entries; it needs 2 per axis padded ({2 * len(axes)})")
+    if value is not None:
+        _check_pad_constant(node, data, value)
+    return pads, axes
+
+
+def _check_pad_constant(node: _Node, data, value):
+    """A Pad node's ``constant_value`` is one value, of zero bytes in the data's type."""
+    if value.size != 1:
+        raise node.error(f"constant_value has {value.size} elements; it must be one value")
+    dtype = (
+        data.dtype
+        if isinstance(data, np.ndarray)
+        else node.importer.onnx.helper.tensor_dtype_to_np_dtype(data.elem_type)
+    )
+    # SLICE_GRAD writes zero bytes where it does not copy, so only a constant of zero bytes
+    # (not -0.0) is that.
+    if any(np.asarray(value).astype(dtype).reshape(-1).tobytes()):
+        raise node.error(
+            f"constant_value {value.reshape(-1)[0]!s} is not supported (only 0: DirectML's SLICE_GRAD "
+            "writes zeros where it does not copy)",
+            unsupported=True,
+        )
 
 
 def _identity_node(node: _Node, opset: int):

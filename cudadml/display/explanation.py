@@ -215,7 +215,29 @@ class Explanation:
     def svg(self) -> str:
         """The picture as an SVG document (presentation attributes only, no style sheet), at most
         ``MAX_BYTES``: the cell-scale views that would pass that are left out, and said so."""
-        out, y, width = [], 18, 0
+        out = []
+        y, width = self._svg_heading(out)
+        y, width, left_out = self._svg_slices(out, y, width)
+        cut = self.cut + (
+            [f"{left_out} parts of the picture not drawn (at most {MAX_BYTES} bytes)"] if left_out else []
+        )
+        for line in cut:
+            out.append(svg_text(4, y + 4, line, "start", **{"font-style": "italic"}))
+            width, y = max(width, CHAR * len(line) + 8), y + 18
+        head = (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 4}" height="{y}" font-family="sans-serif" '
+            'font-size="13"><defs><pattern id="padding" width="6" height="6" patternUnits="userSpaceOnUse">'
+            '<rect width="6" height="6" fill="#eeeeee"/><path d="M0,6 L6,0" stroke="#aaaaaa"/></pattern>'
+            f'<marker id="arrowhead" markerWidth="8" markerHeight="8" refX="6" refY="4" orient="auto">'
+            f'<path d="M0,0 L8,4 L0,8 z" fill="{INK}"/></marker></defs>'
+            '<rect width="100%" height="100%" fill="#ffffff"/>'
+        )
+        return "".join([head, *out, "</svg>"])  # one join: a second copy of a large picture costs what it weighs
+
+    def _svg_heading(self, out) -> tuple[int, int]:
+        """Appends to ``out`` the SVG of the title, legend, axes and colour key; returns the
+        ``y`` below them and the width they take."""
+        y, width = 18, 0
         axes = self._axes_line()
         for line in [self.title, *self.legend, *([axes] if axes else [])]:
             out.append(svg_text(4, y, line, "start", **({"font-weight": "bold"} if line is self.title else {})))
@@ -232,6 +254,12 @@ class Explanation:
         if more:
             out.append(svg_text(4, y, f"... and {more} more parts", "start"))
             y += 20
+        return y, width
+
+    def _svg_slices(self, out, y, width) -> tuple[int, int, int]:
+        """Appends to ``out`` the SVG of each slice drawn (its caption, overview and views, on
+        shelves that wrap at ``MAX_WIDTH``) from ``y`` down, each piece while the document stays
+        under ``MAX_BYTES``; returns the ``y`` below them, the width, and the pieces left out."""
         size, left_out = sum(map(len, out)), 0
         groups = [view_groups(self, s) for s in self.slices]
         # Overviews beside the views where they all leave room for one, else above them; one size.
@@ -259,18 +287,4 @@ class Explanation:
                 size += len(piece)
                 x, shelf, width = x + w + 24, max(shelf, h), max(width, x + w)
             y += shelf + 12
-        cut = self.cut + (
-            [f"{left_out} parts of the picture not drawn (at most {MAX_BYTES} bytes)"] if left_out else []
-        )
-        for line in cut:
-            out.append(svg_text(4, y + 4, line, "start", **{"font-style": "italic"}))
-            width, y = max(width, CHAR * len(line) + 8), y + 18
-        head = (
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 4}" height="{y}" font-family="sans-serif" '
-            'font-size="13"><defs><pattern id="padding" width="6" height="6" patternUnits="userSpaceOnUse">'
-            '<rect width="6" height="6" fill="#eeeeee"/><path d="M0,6 L6,0" stroke="#aaaaaa"/></pattern>'
-            f'<marker id="arrowhead" markerWidth="8" markerHeight="8" refX="6" refY="4" orient="auto">'
-            f'<path d="M0,0 L8,4 L0,8 z" fill="{INK}"/></marker></defs>'
-            '<rect width="100%" height="100%" fill="#ffffff"/>'
-        )
-        return "".join([head, *out, "</svg>"])  # one join: a second copy of a large picture costs what it weighs
+        return y, width, left_out

@@ -129,7 +129,7 @@ def _view_block(picture, s, view, arrows, width=None):
     of the tensor, the outlines of the windows of ``s`` over it; ``arrows``: with the arrows of the
     drawn axes' steps beside it; ``width``: its cells' (else `_cell_width`). ``draw(x, y)`` gives
     it at ``(x, y)`` as SVG."""
-    lay, rows = picture.layout, picture.cells(s.lead, view)
+    rows = picture.cells(s.lead, view)
     width = width or _cell_width(rows, view)
     x0, y0 = max(30, math.ceil(_px(view.rows[-1] if view.rows else 0, 11)) + 14), 14
     right, bottom = x0 + len(view.cells) * width, y0 + len(view.rows) * CELL
@@ -147,53 +147,75 @@ def _view_block(picture, s, view, arrows, width=None):
             f'<text fill="{_GREY}" font-size="11" text-anchor="end">',
             *(_span(x0 - 6, r, y0 + k * CELL + CELL // 2 + 4) for k, r in enumerate(view.rows)),
             "</text>",
-            f'<rect x="{x0}" y="{y0}" width="{right - x0}" height="{bottom - y0}" fill="#ffffff"/>',
         ]
-        out += [f'<path d="{d}" fill="{fill}"/>' for fill, d in _runs(rows, x0, y0, width).items()]
-        lines = [f"M{x0 + k * width + 0.5} {y0}V{bottom}" for k in range(len(view.cells) + 1)]
-        lines += [f"M{x0} {y0 + k * CELL + 0.5}H{right}" for k in range(len(view.rows) + 1)]
-        out.append(f'<path d="{"".join(lines)}" stroke="#999999" fill="none"/>')
-        for k, row in enumerate(rows):  # a row's labels: one text, a span a cell (as few bytes as may be)
-            spans = [
-                _span(x0 + j * width + width // 2, _shown(label))
-                for j, (label, _, kind) in enumerate(row)
-                if kind == "mark"
-            ]
-            if spans:
-                out.append(
-                    f'<text y="{y0 + k * CELL + 17}" font-size="12" text-anchor="middle">{"".join(spans)}</text>'
-                )
-        for box in s.boxes:
-            (r0, r1), c0, c1 = box.rows, lay.cell(box.columns[0]), lay.cell(box.columns[1])
-            top, low = max(r0, view.rows.start), min(r1, view.rows.stop - 1)
-            first, last = max(c0, view.cells.start), min(c1, view.cells.stop - 1)
-            if top > low or first > last:
-                continue
-            left, far = x0 + (first - view.cells.start) * width, x0 + (last + 1 - view.cells.start) * width
-            upper, lower = y0 + (top - view.rows.start) * CELL, y0 + (low + 1 - view.rows.start) * CELL
-            ends = (top == r0, low == r1, first == c0, last == c1)
-            piece = _sides(*ends, (left, upper, far, lower))
-            if piece:
-                out.append(f'<g data-window="{"" if box.key is None else box.key}">{piece}</g>')
-            if box.key is not None and ends[0] and ends[2]:
-                out.append(_tag(left, upper, box.key))
-            up, leftwards = box.flips
-            # A window read backwards: an arrow up its right edge, or left along its bottom edge.
-            if up and ends[3]:
-                out.append(_arrow(far - 5, lower - 4, far - 5, upper + 12))
-            if leftwards and ends[1]:
-                out.append(_arrow(far - 4, lower - 5, left + 4, lower - 5))
-        # Arrows in the direction each drawn axis is read: up or left where the step is negative.
-        if row_step and len(view.rows) > 1:
-            ends = (y0 + 4, bottom - 4) if row_step > 0 else (bottom - 4, y0 + 4)
-            out.append(_arrow(right + 10, ends[0], right + 10, ends[1]))
-        if column_step and len(view.cells) > 1:
-            ends = (x0 + 4, right - 4) if column_step > 0 else (right - 4, x0 + 4)
-            out.append(_arrow(ends[0], bottom + 8, ends[1], bottom + 8))
+        out += _view_cells(rows, view, (x0, y0, right, bottom), width)
+        out += _view_windows(picture.layout, s, view, x0, y0, width)
+        out += _step_arrows(row_step, column_step, (x0, y0, right, bottom), len(view.rows), len(view.cells))
         out.append("</g>")
         return "".join(out)
 
     return right + (20 if row_step else 2), bottom + (14 if column_step else 2), draw
+
+
+def _view_cells(rows, view, box, width):
+    """The SVG of a view's cells in ``box = (left, top, right, bottom)``: their fills, the grid
+    and the labels."""
+    x0, y0, right, bottom = box
+    out = [f'<rect x="{x0}" y="{y0}" width="{right - x0}" height="{bottom - y0}" fill="#ffffff"/>']
+    out += [f'<path d="{d}" fill="{fill}"/>' for fill, d in _runs(rows, x0, y0, width).items()]
+    lines = [f"M{x0 + k * width + 0.5} {y0}V{bottom}" for k in range(len(view.cells) + 1)]
+    lines += [f"M{x0} {y0 + k * CELL + 0.5}H{right}" for k in range(len(view.rows) + 1)]
+    out.append(f'<path d="{"".join(lines)}" stroke="#999999" fill="none"/>')
+    for k, row in enumerate(rows):  # a row's labels: one text, a span a cell (as few bytes as may be)
+        spans = [
+            _span(x0 + j * width + width // 2, _shown(label))
+            for j, (label, _, kind) in enumerate(row)
+            if kind == "mark"
+        ]
+        if spans:
+            out.append(f'<text y="{y0 + k * CELL + 17}" font-size="12" text-anchor="middle">{"".join(spans)}</text>')
+    return out
+
+
+def _view_windows(lay, s, view, x0, y0, width):
+    """The SVG of the windows of ``s`` over a view: outlined on the sides where they end there,
+    numbered, and with an arrow where one is read backwards."""
+    out = []
+    for box in s.boxes:
+        (r0, r1), c0, c1 = box.rows, lay.cell(box.columns[0]), lay.cell(box.columns[1])
+        top, low = max(r0, view.rows.start), min(r1, view.rows.stop - 1)
+        first, last = max(c0, view.cells.start), min(c1, view.cells.stop - 1)
+        if top > low or first > last:
+            continue
+        left, far = x0 + (first - view.cells.start) * width, x0 + (last + 1 - view.cells.start) * width
+        upper, lower = y0 + (top - view.rows.start) * CELL, y0 + (low + 1 - view.rows.start) * CELL
+        ends = (top == r0, low == r1, first == c0, last == c1)
+        piece = _sides(*ends, (left, upper, far, lower))
+        if piece:
+            out.append(f'<g data-window="{"" if box.key is None else box.key}">{piece}</g>')
+        if box.key is not None and ends[0] and ends[2]:
+            out.append(_tag(left, upper, box.key))
+        up, leftwards = box.flips
+        # A window read backwards: an arrow up its right edge, or left along its bottom edge.
+        if up and ends[3]:
+            out.append(_arrow(far - 5, lower - 4, far - 5, upper + 12))
+        if leftwards and ends[1]:
+            out.append(_arrow(far - 4, lower - 5, left + 4, lower - 5))
+    return out
+
+
+def _step_arrows(row_step, column_step, box, rows, columns):
+    """Arrows in the direction each drawn axis is read, beside ``box = (left, top, right,
+    bottom)`` of ``rows`` by ``columns`` cells: up or left where the step is negative."""
+    left, top, right, bottom = box
+    out = []
+    if row_step and rows > 1:
+        ends = (top + 4, bottom - 4) if row_step > 0 else (bottom - 4, top + 4)
+        out.append(_arrow(right + 10, ends[0], right + 10, ends[1]))
+    if column_step and columns > 1:
+        ends = (left + 4, right - 4) if column_step > 0 else (right - 4, left + 4)
+        out.append(_arrow(ends[0], bottom + 8, ends[1], bottom + 8))
+    return out
 
 
 def view_groups(picture, s):
@@ -236,12 +258,6 @@ def overview_block(picture, s, room):
     sx, sy = gw / max(lay.width, 1), gh / max(lay.rows, 1)
     row_step, column_step = picture.grid.steps.get(n - 2), picture.grid.steps.get(n - 1)
 
-    def span(first, last, scale, origin):  # pixels of cells first to last (inclusive), at least 3 wide
-        a, b = origin + round(first * scale), origin + round((last + 1) * scale)
-        if b - a < 3:
-            a, b = (a + b) // 2 - 1, (a + b) // 2 + 2
-        return a, b
-
     def draw(x, y):
         out = [
             f'<g transform="translate({x},{y})" data-overview="" data-lead="{",".join(map(str, s.lead))}" '
@@ -255,44 +271,64 @@ def overview_block(picture, s, room):
         if lay.pitched and lay.width > lay.span:  # the padding at the end of each row
             a = x0 + round(lay.span * sx)
             out.append(f'<rect x="{a}" y="{y0}" width="{x0 + gw - a}" height="{gh}" fill="url(#padding)"/>')
-        bands = picture.bands
-        if bands is not None:
-            drawn = 0
-            for k, (start, extent) in enumerate(zip(bands.starts, bands.extents)):
-                if not extent or drawn == MAX_KEYED:
-                    continue
-                drawn += 1
-                rows, cells = (0, lay.rows - 1), (0, lay.width - 1)
-                if bands.axis == n - 1:
-                    cells = (lay.cell(start), lay.cell(start + extent - 1))
-                elif bands.axis == n - 2:
-                    rows = (start, start + extent - 1)
-                elif not start <= s.lead[bands.axis] < start + extent:
-                    continue
-                (a, b), (c, d) = span(*cells, sx, x0), span(*rows, sy, y0)
-                out.append(f'<rect x="{a}" y="{c}" width="{b - a}" height="{d - c}" fill="{colour(k)}"/>')
-        for box in s.boxes:
-            (a, b), (c, d) = span(lay.cell(box.columns[0]), lay.cell(box.columns[1]), sx, x0), span(*box.rows, sy, y0)
-            fill = f'fill="{READ}"' if box.key is None else f'fill="{colour(box.key)}" fill-opacity="0.5"'
-            out.append(f'<rect x="{a}" y="{c}" width="{b - a}" height="{d - c}" {fill}/>')
-        for box in s.boxes:
-            (a, b), (c, d) = span(lay.cell(box.columns[0]), lay.cell(box.columns[1]), sx, x0), span(*box.rows, sy, y0)
-            key = "" if box.key is None else box.key
-            out.append(f'<g data-window="{key}">{_sides(True, True, True, True, (a, c, b, d))}</g>')
-        for box in s.boxes:
-            if box.key is not None:
-                (a, _), (c, _) = (
-                    span(lay.cell(box.columns[0]), lay.cell(box.columns[1]), sx, x0),
-                    span(*box.rows, sy, y0),
-                )
-                out.append(_tag(a, c, box.key))
-        if row_step and lay.rows > 1:
-            ends = (y0 + 4, y0 + gh - 4) if row_step > 0 else (y0 + gh - 4, y0 + 4)
-            out.append(_arrow(x0 + gw + 10, ends[0], x0 + gw + 10, ends[1]))
-        if column_step and lay.width > 1:
-            ends = (x0 + 4, x0 + gw - 4) if column_step > 0 else (x0 + gw - 4, x0 + 4)
-            out.append(_arrow(ends[0], y0 + gh + 8, ends[1], y0 + gh + 8))
+        if picture.bands is not None:
+            out += _overview_bands(picture, s, (x0, y0, sx, sy))
+        out += _overview_windows(lay, s, (x0, y0, sx, sy))
+        out += _step_arrows(row_step, column_step, (x0, y0, x0 + gw, y0 + gh), lay.rows, lay.width)
         out.append("</g>")
         return "".join(out)
 
     return x0 + gw + 20, y0 + gh + 14, draw
+
+
+def _pixels(first, last, scale, origin):
+    """The pixels of cells ``first`` to ``last`` (inclusive) of an overview, at least 3 wide."""
+    a, b = origin + round(first * scale), origin + round((last + 1) * scale)
+    if b - a < 3:
+        a, b = (a + b) // 2 - 1, (a + b) // 2 + 2
+    return a, b
+
+
+def _overview_bands(picture, s, at):
+    """The SVG of SPLIT's or JOIN's parts over an overview at ``at = (x0, y0, sx, sy)`` (its
+    origin and scale): a band of its colour each, the first ``MAX_KEYED`` of them."""
+    lay, bands, n = picture.layout, picture.bands, len(picture.grid.sizes)
+    x0, y0, sx, sy = at
+    out, drawn = [], 0
+    for k, (start, extent) in enumerate(zip(bands.starts, bands.extents)):
+        if not extent or drawn == MAX_KEYED:
+            continue
+        drawn += 1
+        rows, cells = (0, lay.rows - 1), (0, lay.width - 1)
+        if bands.axis == n - 1:
+            cells = (lay.cell(start), lay.cell(start + extent - 1))
+        elif bands.axis == n - 2:
+            rows = (start, start + extent - 1)
+        elif not start <= s.lead[bands.axis] < start + extent:
+            continue
+        (a, b), (c, d) = _pixels(*cells, sx, x0), _pixels(*rows, sy, y0)
+        out.append(f'<rect x="{a}" y="{c}" width="{b - a}" height="{d - c}" fill="{colour(k)}"/>')
+    return out
+
+
+def _overview_windows(lay, s, at):
+    """The SVG of the windows of ``s`` over an overview at ``at = (x0, y0, sx, sy)``: their
+    fills, then their outlines, then their numbers, each over the ones before."""
+    x0, y0, sx, sy = at
+    out = []
+    for box in s.boxes:
+        (a, b), (c, d) = _pixels(lay.cell(box.columns[0]), lay.cell(box.columns[1]), sx, x0), _pixels(*box.rows, sy, y0)
+        fill = f'fill="{READ}"' if box.key is None else f'fill="{colour(box.key)}" fill-opacity="0.5"'
+        out.append(f'<rect x="{a}" y="{c}" width="{b - a}" height="{d - c}" {fill}/>')
+    for box in s.boxes:
+        (a, b), (c, d) = _pixels(lay.cell(box.columns[0]), lay.cell(box.columns[1]), sx, x0), _pixels(*box.rows, sy, y0)
+        key = "" if box.key is None else box.key
+        out.append(f'<g data-window="{key}">{_sides(True, True, True, True, (a, c, b, d))}</g>')
+    for box in s.boxes:
+        if box.key is not None:
+            (a, _), (c, _) = (
+                _pixels(lay.cell(box.columns[0]), lay.cell(box.columns[1]), sx, x0),
+                _pixels(*box.rows, sy, y0),
+            )
+            out.append(_tag(a, c, box.key))
+    return out

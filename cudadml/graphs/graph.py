@@ -328,32 +328,52 @@ class GraphDesc:
         v.raise_if_any()
 
     def _validate(self, v: Violations) -> None:
-        nodes = self.nodes
-        if not nodes:
+        """The graph description's rules, each broken one added to ``v`` in this order: the
+        counts, the input and intermediate edges, one edge into each node input, the graph
+        inputs, the output edges and graph outputs, cycles."""
+        if not self.nodes:
             v.add("NodeCount = 0 must be greater than 0")
         if self.input_count == 0:
             v.add("InputCount = 0 must be greater than 0")
         if self.output_count == 0:
             v.add("OutputCount = 0 must be greater than 0")
+        fed: dict[tuple[int, int], list[str]] = {}  # (node, input) -> the edges that feed it
+        graph_inputs = self._input_edge_rules(v, fed)
+        successors = self._intermediate_edge_rules(v, fed)
+        for n, node in enumerate(self.nodes):
+            for port in range(len(node.operator.input_tensors)):
+                feeders = fed.get((n, port), [])
+                if not feeders:
+                    v.add(f"{node.label(n)} input {port} is fed by no edge")
+                elif len(feeders) > 1:
+                    v.add(f"{node.label(n)} input {port} is fed by {len(feeders)} edges: {', '.join(feeders)}")
+        self._graph_input_rules(v, graph_inputs)
+        self._output_edge_rules(v)
+        cycle = _cycle(len(self.nodes), successors)
+        if cycle:
+            v.add("the edges make a cycle: " + " -> ".join(self.nodes[n].label(n) for n in cycle))
 
-        def node_port(edge_text, index, port, outputs):
-            """The tensor at ``port`` of node ``index``, or None (reported) when out of range."""
-            if index >= len(nodes):
-                v.add(f"{edge_text}: node index {index} is out of range ({len(nodes)} nodes)")
-                return None
-            node = nodes[index]
-            tensors = node.operator.output_tensors if outputs else node.operator.input_tensors
-            if port >= len(tensors):
-                role = "output" if outputs else "input"
-                v.add(f"{edge_text}: {node.label(index)} has no {role} {port} ({len(tensors)} {role}s)")
-                return None
-            return tensors[port]
+    def _node_port(self, v, edge_text, index, port, outputs):
+        """The tensor at ``port`` of node ``index``, or None (reported) when out of range."""
+        nodes = self.nodes
+        if index >= len(nodes):
+            v.add(f"{edge_text}: node index {index} is out of range ({len(nodes)} nodes)")
+            return None
+        node = nodes[index]
+        tensors = node.operator.output_tensors if outputs else node.operator.input_tensors
+        if port >= len(tensors):
+            role = "output" if outputs else "input"
+            v.add(f"{edge_text}: {node.label(index)} has no {role} {port} ({len(tensors)} {role}s)")
+            return None
+        return tensors[port]
 
-        fed: dict[tuple[int, int], list[str]] = {}
+    def _input_edge_rules(self, v, fed):
+        """The input edges' rules; adds the node inputs they feed to ``fed``. Returns, per graph
+        input, the edges that carry it with the tensors they reach."""
         graph_inputs: dict[int, list[tuple[str, BufferTensorDesc]]] = {}
         for k, edge in enumerate(self.input_edges):
             text = _edge_text("input_edges", k, edge)
-            tensor = node_port(text, edge.to_node_index, edge.to_node_input_index, False)
+            tensor = self._node_port(v, text, edge.to_node_index, edge.to_node_input_index, False)
             if edge.graph_input_index >= self.input_count:
                 v.add(
                     f"{text}: GraphInputIndex = {edge.graph_input_index} is out of range "
@@ -363,11 +383,16 @@ class GraphDesc:
                 graph_inputs.setdefault(edge.graph_input_index, []).append((text, tensor))
             if tensor is not None:
                 fed.setdefault((edge.to_node_index, edge.to_node_input_index), []).append(text)
+        return graph_inputs
+
+    def _intermediate_edge_rules(self, v, fed):
+        """The intermediate edges' rules (a producer's output and its consumer's input agree);
+        adds the node inputs they feed to ``fed``. Returns each node's successors."""
         successors: dict[int, set[int]] = {}
         for k, edge in enumerate(self.intermediate_edges):
             text = _edge_text("intermediate_edges", k, edge)
-            source = node_port(text, edge.from_node_index, edge.from_node_output_index, True)
-            target = node_port(text, edge.to_node_index, edge.to_node_input_index, False)
+            source = self._node_port(v, text, edge.from_node_index, edge.from_node_output_index, True)
+            target = self._node_port(v, text, edge.to_node_index, edge.to_node_input_index, False)
             if target is not None:
                 fed.setdefault((edge.to_node_index, edge.to_node_input_index), []).append(text)
             if source is None or target is None:
@@ -386,13 +411,10 @@ class GraphDesc:
                     f"the consumer's input (sizes {target.sizes}, strides {target.effective_strides}) must have the "
                     "same sizes and strides, or both be packed with the same element count (a reshape)"
                 )
-        for n, node in enumerate(nodes):
-            for port in range(len(node.operator.input_tensors)):
-                feeders = fed.get((n, port), [])
-                if not feeders:
-                    v.add(f"{node.label(n)} input {port} is fed by no edge")
-                elif len(feeders) > 1:
-                    v.add(f"{node.label(n)} input {port} is fed by {len(feeders)} edges: {', '.join(feeders)}")
+        return successors
+
+    def _graph_input_rules(self, v, graph_inputs):
+        """Each graph input feeds a node, and the edges that carry it agree on its tensor."""
         for g in range(self.input_count):
             carried = graph_inputs.get(g)
             if not carried:
@@ -406,10 +428,13 @@ class GraphDesc:
                         f"{text} gives graph input {g} the tensor {_layout_text(tensor)}, and {first_text} "
                         f"{_layout_text(first)}: the edges of one graph input must agree"
                     )
+
+    def _output_edge_rules(self, v):
+        """The output edges' rules, and one edge for each graph output."""
         given: dict[int, list[str]] = {}
         for k, edge in enumerate(self.output_edges):
             text = _edge_text("output_edges", k, edge)
-            node_port(text, edge.from_node_index, edge.from_node_output_index, True)
+            self._node_port(v, text, edge.from_node_index, edge.from_node_output_index, True)
             if edge.graph_output_index >= self.output_count:
                 v.add(
                     f"{text}: GraphOutputIndex = {edge.graph_output_index} is out of range "
@@ -423,9 +448,6 @@ class GraphDesc:
                 v.add(
                     f"graph output {o} is fed by {len(feeders)} edges" + (f": {', '.join(feeders)}" if feeders else "")
                 )
-        cycle = _cycle(len(nodes), successors)
-        if cycle:
-            v.add("the edges make a cycle: " + " -> ".join(nodes[n].label(n) for n in cycle))
 
     @property
     def input_tensors(self) -> tuple[BufferTensorDesc, ...]:

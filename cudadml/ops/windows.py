@@ -530,30 +530,8 @@ class Slice1Batch(NamedTuple):
             dtype = np.dtype(np.uint64)  # moved as pairs of words (``words``)
         t = calls.type_of(self, dtype)
         bounds = tuple(shape[1:] if self.per_sample else shape)
-        if not n:  # no window: the rules of x, and of the shared sizes and strides, all the same
-            sizes = sizes if sizes.ndim == 1 else np.ones(d, np.int64)
-            strides = strides if strides.ndim == 1 else np.ones(d, np.int64)
-            window = (0,) * d, tuple(map(int, sizes)), tuple(map(int, strides))
-            # The window's rules on a stand-in x that holds it (sizes past what a tensor holds
-            # are the window's to refuse, not the stand-in's).
-            held = [min(max(z, 1), UINT32_MAX) for z in window[1]]
-            room = calls.room_for(calls.filled_sizes(bounds), window[0], held, [True] * d)
-            counts = tuple(max(1, window_reach(z, s)) if s else 1 for z, s in zip(held, window[2]))
-            try:
-                _shared_rules(t, calls.filled_sizes(bounds), self.feature_level)
-            except DescriptorError as e:
-                raise self._said(e, said) from None
-            try:
-                with calls.stand_in("InputTensor", [True] * d):
-                    Slice1OperatorDesc(
-                        calls.call_tensor(t, room),
-                        calls.call_tensor(t, counts, "OutputTensor"),
-                        *window,
-                        feature_level=self.feature_level,
-                    )
-            except DescriptorError as e:
-                raise self._said(e, said) from None
-            return np.zeros((0, d), np.int64)
+        if not n:
+            return self._check_no_window(said, t, bounds)
         try:
             _shared_rules(t, bounds, self.feature_level)  # ranks, types, level: on all of x
         except DescriptorError as e:
@@ -584,6 +562,34 @@ class Slice1Batch(NamedTuple):
                 "window_sizes give a list of arrays)"
             )
         return counts
+
+    def _check_no_window(self, dtype, t, bounds) -> np.ndarray:
+        """``_check`` of no window: the rules of x, and of the shared sizes and strides, all the
+        same (in the words of the caller's ``dtype``); no counts, ``(0, d)``."""
+        d = self.offsets.shape[1]
+        sizes = self.sizes if self.sizes.ndim == 1 else np.ones(d, np.int64)
+        strides = self.strides if self.strides.ndim == 1 else np.ones(d, np.int64)
+        window = (0,) * d, tuple(map(int, sizes)), tuple(map(int, strides))
+        # The window's rules on a stand-in x that holds it (sizes past what a tensor holds
+        # are the window's to refuse, not the stand-in's).
+        held = [min(max(z, 1), UINT32_MAX) for z in window[1]]
+        room = calls.room_for(calls.filled_sizes(bounds), window[0], held, [True] * d)
+        counts = tuple(max(1, window_reach(z, s)) if s else 1 for z, s in zip(held, window[2]))
+        try:
+            _shared_rules(t, calls.filled_sizes(bounds), self.feature_level)
+        except DescriptorError as e:
+            raise self._said(e, dtype) from None
+        try:
+            with calls.stand_in("InputTensor", [True] * d):
+                Slice1OperatorDesc(
+                    calls.call_tensor(t, room),
+                    calls.call_tensor(t, counts, "OutputTensor"),
+                    *window,
+                    feature_level=self.feature_level,
+                )
+        except DescriptorError as e:
+            raise self._said(e, dtype) from None
+        return np.zeros((0, d), np.int64)
 
     def _refuse(self, dtype, t, bounds, broken):
         """``DescriptorError`` with the descriptor's messages, in the caller's words, for the
@@ -672,6 +678,7 @@ class Slice1BatchGrad(NamedTuple):
     shared = Slice1Batch.shared
     check = Slice1Batch.check
     _check = Slice1Batch._check
+    _check_no_window = Slice1Batch._check_no_window
     _refuse = Slice1Batch._refuse
     _said = Slice1Batch._said
     results = Slice1Batch.results

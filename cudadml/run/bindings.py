@@ -218,11 +218,7 @@ def _resolve(binding, slot, problems, where, layout_known):
                 != element_strides(slot.shape, slot.byte_strides, slot.itemsize)
             )
         ):
-            problems.append(
-                f"{slot.name}: an array of shape {buffer.shape}, strides {buffer.strides} and {buffer.itemsize}-byte "
-                f"elements is bound where shape {slot.shape}, strides {slot.byte_strides} and "
-                f"{slot.itemsize}-byte elements were compiled"
-            )
+            problems.append(_layout_problem(buffer, slot))
             return None
         return kind, buffer, address, device
     # A buffer: the tensor's element 0 is at byte ``offset`` of its bytes.
@@ -238,11 +234,33 @@ def _resolve(binding, slot, problems, where, layout_known):
     address += offset
     if slot.need is None:  # a view slot placed in a buffer: any address, its elements in range
         if not _elements_fit(slot, size):
-            problems.append(
-                f"{slot.name}: the elements [{offset + slot.low}, {offset + slot.high}) lie outside the bound "
-                f"range [{offset}, {offset + size})"
-            )
+            problems.append(_outside_problem(slot, offset, size))
         return kind, buffer, address, device
+    if size < slot.need or address % MIN_BINDING_ALIGNMENT or address % slot.alignment:
+        _range_problems(slot, size, address, problems)
+    return kind, buffer, address, device
+
+
+def _layout_problem(buffer, slot):
+    """What is wrong with an array bound to a view slot whose layout it does not have."""
+    return (
+        f"{slot.name}: an array of shape {buffer.shape}, strides {buffer.strides} and {buffer.itemsize}-byte "
+        f"elements is bound where shape {slot.shape}, strides {slot.byte_strides} and "
+        f"{slot.itemsize}-byte elements were compiled"
+    )
+
+
+def _outside_problem(slot, offset, size):
+    """What is wrong with a placed view whose elements reach past the range bound for it."""
+    return (
+        f"{slot.name}: the elements [{offset + slot.low}, {offset + slot.high}) lie outside the bound "
+        f"range [{offset}, {offset + size})"
+    )
+
+
+def _range_problems(slot, size, address, problems):
+    """Appends to ``problems`` the size and alignment rules that a buffer slot's bound range
+    breaks (``_resolve`` tests them all at once, and comes here only when one is broken)."""
     if size < slot.need:
         problems.append(
             f"{slot.name}: the bound range of {size} bytes is smaller than TotalTensorSizeInBytes = {slot.need}"
@@ -257,7 +275,6 @@ def _resolve(binding, slot, problems, where, layout_known):
             f"{slot.name}: the bound address is {address % slot.alignment} bytes past a multiple of "
             f"{slot.alignment} (GuaranteedBaseOffsetAlignment)"
         )
-    return kind, buffer, address, device
 
 
 def binding_list(bindings, role, where):
