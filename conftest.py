@@ -4,6 +4,7 @@ sections whose examples import one are skipped. The run's summary names each and
 
 import doctest
 import importlib.util
+import pathlib
 import re
 
 import pytest
@@ -30,11 +31,16 @@ def _why(module):
     return f'{module} is not installed (pip install -e ".[{EXTRAS[module]}]")'
 
 
+_TOP_LEVEL_IMPORT = re.compile(r"^(?:import|from)\s+(\w+)", re.MULTILINE)  # (at module level: no indent)
+
 collect_ignore = []
-for _module, _path in (("torch", "cudadml/interop/torch.py"), ("dask", "cudadml/interop/dask.py")):
-    if _missing(_module):
-        collect_ignore.append(_path)
-        _skipped.append(f"{_path}: doctests not collected: {_why(_module)}")
+for _file in sorted(pathlib.Path(__file__).parent.glob("cudadml/**/*.py")):
+    _path = _file.relative_to(pathlib.Path(__file__).parent).as_posix()
+    for _module in dict.fromkeys(_TOP_LEVEL_IMPORT.findall(_file.read_text())):
+        if _missing(_module):
+            collect_ignore.append(_path)
+            _skipped.append(f"{_path}: doctests not collected: {_why(_module)}")
+            break
 
 
 def _skip_sections(item):
