@@ -624,7 +624,7 @@ def source_key(value):
     return ("input", source[1]) if source[0] == "input" else (id(source[1]), source[2])
 
 
-class _Layout:
+class _InputBuffer:
     """How a graph input takes an array: the tensor that describes its elements in a buffer from
     a 16-byte-aligned address at or below them (``start`` bytes from its element 0), and where
     that is not the array's own order, the SLICE1 window that reads it (``entry``: negative
@@ -659,7 +659,7 @@ class _Layout:
 
 
 def _layout(shape, strides, size, words, address, contiguous):
-    """``_Layout`` of an array of ``shape`` and byte ``strides`` of ``size``-byte elements at
+    """``_InputBuffer`` of an array of ``shape`` and byte ``strides`` of ``size``-byte elements at
     ``address`` (``contiguous``: whether it is C-contiguous), its elements as ``words``-byte
     words (two per element for 16-byte ones); or None where a graph cannot describe it (strides
     or an address that are not whole words, too many dimensions unless C-contiguous): then a
@@ -674,7 +674,7 @@ def _layout(shape, strides, size, words, address, contiguous):
         shape, strides = (math.prod(shape),), (words,)
     if address % words or any(s % words for n, s in zip(shape, strides) if n > 1):
         return None
-    layout = _Layout(shape, strides, words, address)
+    layout = _InputBuffer(shape, strides, words, address)
     return layout if len(layout.sizes) <= MAX_DIMENSIONS else None
 
 
