@@ -1,4 +1,4 @@
-"""DirectML's enumerations: tensor data types, tensor flags and feature levels.
+"""DirectML's enumerations: tensor data types, tensor flags, feature levels and padding modes.
 
 Values follow directml.h, so a descriptor written against DirectML reads the same here.
 """
@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import as_int, fill_docstring
 
-__all__ = ["FeatureLevel", "TensorDataType", "TensorFlags"]
+__all__ = ["FeatureLevel", "PaddingMode", "TensorDataType", "TensorFlags"]
 
 
 def _directml(invalid, value="The directml.h value."):
@@ -183,3 +183,48 @@ class FeatureLevel(enum.IntEnum):
                 pass
         allowed = ", ".join(str(m) for m in cls)
         raise ValueError(f"unknown feature level {level!r} (known: {allowed})")
+
+
+@_directml(
+    "a ``DML_PADDING_MODE``",
+    value='The directml.h value; ``PaddingMode.coerce`` also takes the names, such as ``"reflection"``.',
+)
+class PaddingMode(enum.IntEnum):
+    """``DML_PADDING_MODE``: what PADDING writes in the cells it adds.
+
+    CONSTANT writes ``PaddingValue``; EDGE repeats the edge element; REFLECTION mirrors the
+    tensor about its edge element, which is not repeated; SYMMETRIC mirrors it with the edge
+    repeated (feature level 3_0); WRAP continues it from the other side (feature level 6_4).
+    Past the tensor's size REFLECTION and SYMMETRIC fold again, periodically.
+
+    {parameters}
+
+    {raises}
+
+    Examples
+    --------
+    >>> import cudadml as cd
+    >>> cd.PaddingMode(2), cd.PaddingMode.coerce("wrap")
+    (<PaddingMode.REFLECTION: 2>, <PaddingMode.WRAP: 4>)
+    """
+
+    CONSTANT = 0
+    EDGE = 1
+    REFLECTION = 2
+    SYMMETRIC = 3
+    WRAP = 4
+
+    @classmethod
+    def coerce(cls, mode: PaddingMode | int | str) -> PaddingMode:
+        """A ``PaddingMode`` from itself, its directml.h value or its name in any case
+        (``"reflection"``, ``"DML_PADDING_MODE_EDGE"``)."""
+        if isinstance(mode, str):
+            key = mode.strip().upper().removeprefix("DML_PADDING_MODE_")
+            if key in cls.__members__:
+                return cls[key]
+        else:
+            value = as_int(mode, "padding_mode", expected="a PaddingMode, int or str")
+            if value in cls._value2member_map_:
+                return cls(value)
+        names = ", ".join(m.name.lower() for m in cls)
+        raise ValueError(f"unknown padding mode {mode!r} (known: {names})")
