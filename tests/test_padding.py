@@ -182,7 +182,7 @@ def test_padding1_takes_a_typed_value_of_the_outputs_type():
     got = _run(desc, np.array([1, 2, 3], np.int64))
     assert got.tolist() == [big, 1, 2, 3, big]
     with pytest.raises(
-        DescriptorError, match="PaddingValueDataType = INT32 differs from OutputTensor.DataType = INT64"
+        DescriptorError, match=r"PaddingValueDataType = INT32 differs from OutputTensor.DataType = INT64"
     ):
         Padding1OperatorDesc(cd.BufferTensorDesc(i64, [3]), cd.BufferTensorDesc(i64, [5]), "edge", T.INT32, 0, [1], [1])
     with pytest.raises(DescriptorError, match="needs feature level 5_0"):
@@ -236,11 +236,7 @@ from cudadml.ops.depth_space import DepthToSpace1OperatorDesc, SpaceToDepth1Oper
 from cudadml.ops.tile import TileOperatorDesc  # noqa: E402
 
 #: DirectML's pages: B = 2, the depth side {1, 8, 2, 3} and the space side {1, 2, 4, 6} per order.
-DEPTH = np.array(
-    [[[0, 1, 2], [3, 4, 5]], [[9, 10, 11], [12, 13, 14]], [[18, 19, 20], [21, 22, 23]], [[27, 28, 29], [30, 31, 32]],
-     [[36, 37, 38], [39, 40, 41]], [[45, 46, 47], [48, 49, 50]], [[54, 55, 56], [57, 58, 59]], [[63, 64, 65], [66, 67, 68]]],
-    np.uint32,
-).reshape(1, 8, 2, 3)  # fmt: skip
+DEPTH = (9 * np.arange(8).reshape(8, 1, 1) + np.arange(6).reshape(2, 3)).astype(np.uint32)[None]  # channel k: 9k + 0..5
 SPACE = {
     "depth_column_row": [
         [[0, 18, 1, 19, 2, 20], [36, 54, 37, 55, 38, 56], [3, 21, 4, 22, 5, 23], [39, 57, 40, 58, 41, 59]],

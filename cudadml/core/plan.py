@@ -41,10 +41,10 @@ __all__ = [
     "grad_window_dtype",
     "grad_window_table",
     "merge_phases",
-    "within_rank",
     "window_copies",
     "window_starts",
     "window_table",
+    "within_rank",
 ]
 
 

@@ -63,7 +63,7 @@ class DepthSpaceRules(operators.OperatorDesc):
         if b < 1:
             v.add(f"BlockSize = {b} must be at least 1")
             return
-        (space, space_name), (depth, depth_name) = self._sides
+        space, depth = self._sides
         if space.dimension_count != 4 or depth.dimension_count != 4:
             return  # the shared rules report it
         if self._SPACE == "input_tensor":  # the space side given: its height and width split into blocks
@@ -93,7 +93,7 @@ class DepthSpaceRules(operators.OperatorDesc):
         space_is_input = self._SPACE == "input_tensor"
         space_strides = input_strides[0] if space_is_input else output_strides[0]
         depth_strides = output_strides[0] if space_is_input else input_strides[0]
-        space = self._sides[0][0]
+        space = self._sides[0]
         sizes, by_space, by_depth = _six_axes(self.order, self.block_size, space.sizes, space_strides, depth_strides)
         reads, writes = (by_space, by_depth) if space_is_input else (by_depth, by_space)
         job = _plan.CopyJob(0, 0, sizes, reads, writes, 0, 0)
@@ -126,8 +126,8 @@ class SpaceToDepth1OperatorDesc(DepthSpaceRules):
     {raises}
 
     {examples}
-    >>> s2d = cd.SpaceToDepth1OperatorDesc(cd.BufferTensorDesc(f32, [1, 2, 4, 6]), cd.BufferTensorDesc(f32, [1, 8, 2, 3]),
-    ...                                    2, cd.DepthSpaceOrder.DEPTH_COLUMN_ROW)
+    >>> space, depth = cd.BufferTensorDesc(f32, [1, 2, 4, 6]), cd.BufferTensorDesc(f32, [1, 8, 2, 3])
+    >>> s2d = cd.SpaceToDepth1OperatorDesc(space, depth, 2, cd.DepthSpaceOrder.DEPTH_COLUMN_ROW)
     >>> s2d.output_tensor.sizes
     (1, 8, 2, 3)
     """
@@ -168,8 +168,8 @@ class DepthToSpace1OperatorDesc(DepthSpaceRules):
     {raises}
 
     {examples}
-    >>> d2s = cd.DepthToSpace1OperatorDesc(cd.BufferTensorDesc(f32, [1, 8, 2, 3]), cd.BufferTensorDesc(f32, [1, 2, 4, 6]),
-    ...                                    2, "column_row_depth")
+    >>> depth, space = cd.BufferTensorDesc(f32, [1, 8, 2, 3]), cd.BufferTensorDesc(f32, [1, 2, 4, 6])
+    >>> d2s = cd.DepthToSpace1OperatorDesc(depth, space, 2, "column_row_depth")
     >>> d2s.order
     <DepthSpaceOrder.COLUMN_ROW_DEPTH: 1>
     """
