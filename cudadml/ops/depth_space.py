@@ -50,13 +50,9 @@ class DepthSpaceRules(operators.OperatorDesc):
 
     @property
     def _sides(self):
-        """``(space, depth)``: the tensors of each side, and their DirectML names."""
-        space = self._SPACE
-        depth = "output_tensor" if space == "input_tensor" else "input_tensor"
-        return (getattr(self, space), operators.directml_name(space)), (
-            getattr(self, depth),
-            operators.directml_name(depth),
-        )
+        """``(space, depth)``: the tensor of each side."""
+        depth = "output_tensor" if self._SPACE == "input_tensor" else "input_tensor"
+        return getattr(self, self._SPACE), getattr(self, depth)
 
     def _validate(self, v):
         b = self.block_size
