@@ -35,7 +35,8 @@ class Hook:
 
 #: descriptor, device= -> its ``CompiledOperator`` (``run.compiled``).
 compile = Hook("compile")  # noqa: A001 (the descriptor's method it serves)
-#: a tensor, descriptor, compiled operator or graph -> its ``Explanation`` (``display``).
+#: a tensor, descriptor, compiled operator or graph -> its ``Explanation``, or None where it has
+#: no picture (``display``).
 picture = Hook("picture")
 #: a compiled graph's arguments, stream -> ``(kind, arrays, place, wrap)`` (``interop``).
 caller_arrays = Hook("caller arrays")

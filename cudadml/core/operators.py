@@ -347,8 +347,9 @@ class OperatorDesc:
             fields.append(f"feature_level={self.feature_level}")
         return f"{type(self).__name__}({', '.join([desc_summary(self), *fields])})"
 
-    def _repr_html_(self) -> str:
-        return hooks.picture(self)._repr_html_()
+    def _repr_html_(self) -> str | None:
+        picture = hooks.picture(self)
+        return None if picture is None else picture._repr_html_()
 
     def compile(self, device: int | None = None) -> CompiledOperator:  # noqa: F821 (the class is provided: hooks)
         """Compile for execution: returns a ``CompiledOperator``.

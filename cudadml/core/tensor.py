@@ -279,8 +279,9 @@ class BufferTensorDesc:
         extras = "".join(f", {field}={value}" for field, value in _tensor_fields(self))
         return f"BufferTensorDesc({self.data_type.name}, {tuple(self.sizes)}{extras})"
 
-    def _repr_html_(self) -> str:
-        return hooks.picture(self)._repr_html_()
+    def _repr_html_(self) -> str | None:
+        picture = hooks.picture(self)
+        return None if picture is None else picture._repr_html_()
 
     @property
     def dimension_count(self) -> int:

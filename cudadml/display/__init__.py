@@ -45,7 +45,7 @@ from ..run import arrays
 from ..run.compiled import CompiledOperator
 from .explanation import Explanation
 from .graph import GraphPicture
-from .operators import call_picture, desc_picture
+from .operators import call_picture, desc_picture, draws
 from .pictures import tensor_picture
 
 __all__ = ["Explanation", "explain"]
@@ -126,4 +126,14 @@ def explain(what: Any, *args: Any, **kwargs: Any) -> Explanation:
     return call_picture(what, args, kwargs)
 
 
-hooks.picture.provide(explain)
+def _repr_picture(what):
+    """``explain(what)`` for the reprs, or None where there is no picture to draw (a descriptor
+    whose operator declares none): then the repr is text."""
+    if isinstance(what, CompiledOperator):
+        what = what.desc
+    if isinstance(what, OperatorDesc) and not draws(what):
+        return None
+    return explain(what)
+
+
+hooks.picture.provide(_repr_picture)

@@ -154,8 +154,19 @@ def _declared(operator):
     return operator.picture
 
 
+def draws(desc) -> bool:
+    """Whether ``desc``'s operator declares a picture (PADDING, SPACE_TO_DEPTH1 and TILE draw
+    none yet: their reprs are text)."""
+    try:
+        return of_desc(desc).picture is not None
+    except TypeError:  # a descriptor of no registered operator
+        return False
+
+
 def desc_picture(desc):
     """The `Explanation` of an operator descriptor, as its operator declares its picture."""
+    if not draws(desc):
+        raise TypeError(f"explain: {type(desc).__name__} has no picture yet; its repr says what it does")
     operator = of_desc(desc)
     kind = _declared(operator).kind
     if kind == "batch":

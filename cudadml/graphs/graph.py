@@ -485,8 +485,9 @@ class GraphDesc:
             f"{', '.join(n.name or n.operator.NAME for n in self.nodes[:6])}{', ...' if len(self.nodes) > 6 else ''})"
         )
 
-    def _repr_html_(self) -> str:
-        return hooks.picture(self)._repr_html_()
+    def _repr_html_(self) -> str | None:
+        picture = hooks.picture(self)
+        return None if picture is None else picture._repr_html_()
 
     def compile(self, device: int | None = None, *, load: bool = True) -> CompiledGraph:
         """Compose the graph into copies from its inputs to its outputs and compile them.
@@ -1052,8 +1053,9 @@ class CompiledGraph(CompiledBatch):
             f"{_count(sum(launches), 'launch')}, {sum(p.output_bytes for p in self.plans)} bytes out>"
         )
 
-    def _repr_html_(self) -> str:
-        return hooks.picture(self)._repr_html_()
+    def _repr_html_(self) -> str | None:
+        picture = hooks.picture(self)
+        return None if picture is None else picture._repr_html_()
 
 
 def _input_name(graph, g):

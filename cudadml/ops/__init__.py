@@ -14,21 +14,29 @@ shows, in the order imported below, then the others by name.
 import importlib
 import inspect
 import pkgutil
+import re
 
+from ..core import operators
 from ..core.errors import fill_docstring
 from ..core.operators import REGISTRY
+from .depth_space import DepthToSpace1OperatorDesc, SpaceToDepth1OperatorDesc
 from .join import Join, JoinOperatorDesc
+from .padding import Padding1OperatorDesc, PaddingOperatorDesc
 from .slice import Slice, SliceOperatorDesc
 from .slice1 import Slice1, Slice1OperatorDesc
 from .slice_grad import SliceGrad, SliceGradOperatorDesc
 from .split import Split, SplitOperatorDesc
 from .strided_slice import StridedSlice, StridedSliceGrad
+from .tile import TileOperatorDesc
 from .windows import Slice1Batch, Slice1BatchGrad, WindowsBatchGradOperatorDesc, WindowsBatchOperatorDesc
 
 __all__ = [
     "REGISTRY",
+    "DepthToSpace1OperatorDesc",
     "Join",
     "JoinOperatorDesc",
+    "Padding1OperatorDesc",
+    "PaddingOperatorDesc",
     "Slice",
     "Slice1",
     "Slice1Batch",
@@ -37,10 +45,12 @@ __all__ = [
     "SliceGrad",
     "SliceGradOperatorDesc",
     "SliceOperatorDesc",
+    "SpaceToDepth1OperatorDesc",
     "Split",
     "SplitOperatorDesc",
     "StridedSlice",
     "StridedSliceGrad",
+    "TileOperatorDesc",
     "WindowsBatchGradOperatorDesc",
     "WindowsBatchOperatorDesc",
     "discover",
@@ -84,15 +94,23 @@ list of (int or None, tuple of (int, int, int, int, int))
 }
 
 
+def _descriptors(cls=operators.OperatorDesc):
+    """Every descriptor class of the operators' modules (registered as an operator's or not)."""
+    for sub in cls.__subclasses__():
+        if sub.__module__.startswith(f"{__name__}."):
+            yield sub
+        yield from _descriptors(sub)
+
+
 def _fill_shared_sections():
-    """``_SHARED_DOC``'s sections filled in every registered descriptor's docstring and its methods'."""
-    for op in _BY_DESC.values():
-        texts = {
-            **_SHARED_DOC,
-            "{pieces parameters}": _SHARED_DOC["{pieces parameters}"].format(operator=op.name.upper()),
-        }
-        op.desc.__doc__ = fill_docstring(op.desc.__doc__, texts)
-        for method in vars(op.desc).values():
+    """``_SHARED_DOC``'s sections filled in every descriptor's docstring and its methods'."""
+    names = {op.desc: op.name.upper() for op in _BY_DESC.values()}
+    for desc in set(_descriptors()):
+        # (DirectML's name: the registered operator's, or the class's words: SpaceToDepth1 -> SPACE_TO_DEPTH1)
+        name = names.get(desc) or re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", desc.NAME).upper()
+        texts = {**_SHARED_DOC, "{pieces parameters}": _SHARED_DOC["{pieces parameters}"].format(operator=name)}
+        desc.__doc__ = fill_docstring(desc.__doc__, texts)
+        for method in vars(desc).values():
             if inspect.isfunction(method) and method.__doc__:
                 method.__doc__ = fill_docstring(method.__doc__, texts)
 

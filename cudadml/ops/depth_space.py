@@ -54,6 +54,9 @@ class DepthSpaceRules(operators.OperatorDesc):
         depth = "output_tensor" if self._SPACE == "input_tensor" else "input_tensor"
         return getattr(self, self._SPACE), getattr(self, depth)
 
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, block_size={self.block_size}, order={self.order.name})"
+
     def _validate(self, v):
         b = self.block_size
         if b < 1:

@@ -123,6 +123,10 @@ class PaddingRules(operators.OperatorDesc):
         if mode == PaddingMode.CONSTANT:
             _check_value(v, self.padding_value, self.output_tensor.data_type, "PaddingValue")
 
+    def __repr__(self) -> str:
+        value = f", padding_value={self.padding_value}" if self.padding_mode == PaddingMode.CONSTANT else ""
+        return f"{super().__repr__()[:-1]}, padding_mode={self.padding_mode.name}{value})"
+
     def pieces(self, port: int) -> list:
         """{pieces}
 

@@ -152,10 +152,11 @@ class CompiledOperator:
             work = "a gradient gather"
         return f"<CompiledOperator {self.desc.NAME} {desc_summary(self.desc)}: {work}, {plan.output_bytes} bytes out>"
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self) -> str | None:
         if isinstance(self.plan, (WindowPlan, WindowGradPlan)):  # windows in a table: no picture of them
             return f"<p>{html.escape(repr(self))}</p>"
-        return hooks.picture(self)._repr_html_()
+        picture = hooks.picture(self)
+        return None if picture is None else picture._repr_html_()
 
     def execute(self, inputs: Sequence[Any], outputs: Sequence[Any], *, stream: Any = None) -> None:
         """Run the operator.
