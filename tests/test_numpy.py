@@ -15,7 +15,7 @@ import cudadml.numpy as cnp
 from cudadml import backends
 from cudadml.backends import reference
 from cudadml.numpy import flips, padding, rolls, splits
-from cudadml.testing import aligned_empty
+from cudadml.testing import aligned_empty, random_array, to_host
 
 # ---- helpers -------------------------------------------------------------------------------------
 
@@ -694,10 +694,52 @@ def test_pad_errors(xp, case):
     assert_same_error(xp, "pad", *case)
 
 
-@pytest.mark.parametrize("mode", ["edge", "wrap", "reflect", "symmetric", "mean", "empty", np.pad])
-def test_pad_other_modes_are_not_implemented(xp, mode):
-    with pytest.raises(NotImplementedError, match=r"numpy\.pad .*cupy\.pad"):
-        cnp.pad(xp.arange(4), 1, mode)
+def _pad_function(vector, pad_width, iaxis, kwargs):
+    vector[: pad_width[0]] = -1  # NumPy's example of a padding function
+    vector[vector.size - pad_width[1] :] = 7
+
+
+@pytest.mark.parametrize(
+    ("mode", "kwargs"),
+    [
+        ("edge", {}),
+        ("wrap", {}),
+        ("reflect", {}),
+        ("symmetric", {}),
+        ("reflect", {"reflect_type": "odd"}),
+        ("symmetric", {"reflect_type": "odd"}),
+        ("mean", {}),
+        ("maximum", {"stat_length": 2}),
+        ("linear_ramp", {"end_values": 3}),
+        (_pad_function, {}),
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize(
+    ("shape", "width"),
+    [((5,), 3), ((3, 4), ((1, 9), (11, 0))), ((1, 4), 2), ((2, 1, 3), ((0, 0), (4, 3), (1, 2))), ((2,) * 9, 1)],
+    ids=["1-d", "past the size", "one-element axis", "3-d", "9-d in passes"],
+)
+def test_pad_in_every_mode_is_numpys(xp, rng, mode, kwargs, shape, width):
+    """The modes that move data are PADDING's copies (reflect and symmetric fold past the size,
+    and a one-element axis repeats its element, as NumPy's); those that compute are NumPy's or
+    CuPy's own pad."""
+    x = random_array(shape, np.int16, rng)
+    got = cnp.pad(xp.asarray(x), width, mode, **kwargs)
+    assert type(got) is type(xp.asarray(x)) and got.flags.c_contiguous
+    assert np.array_equal(to_host(got), np.pad(x, width, mode, **kwargs))
+
+
+@pytest.mark.parametrize("mode", ["edge", "reflect", "symmetric", "wrap"])
+def test_pad_moves_16_byte_elements_in_every_data_mode(xp, rng, mode):
+    x = random_array((3, 4), np.complex128, rng)
+    got = to_host(cnp.pad(xp.asarray(x), ((2, 5), (7, 1)), mode))
+    want = np.pad(x, ((2, 5), (7, 1)), mode)
+    assert got.tobytes() == want.tobytes()
+
+
+def test_pad_empty_mode_gives_its_shape(xp):
+    assert cnp.pad(xp.arange(4), 2, "empty").shape == (8,)
 
 
 # ---- what a call keeps ---------------------------------------------------------------------------

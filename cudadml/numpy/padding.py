@@ -1,14 +1,19 @@
-"""NumPy's ``pad`` with ``mode="constant"``: one pass of ``slice_grad``'s kernel with the
-constant (0 too) as the fill it writes where the array does not land (``cudadml.ops.pad``).
-Traced (``cudadml.fuse``), a pad of zeros is one ``slice_grad``."""
+"""NumPy's ``pad``. ``mode="constant"``: one pass of ``slice_grad``'s kernel with the constant
+(0 too) as the fill it writes where the array does not land; the modes that move data (edge,
+reflect, symmetric, wrap, empty): PADDING's copies (``cudadml.ops.pad``), one launch each; the
+modes that compute (statistics, linear_ramp, reflect_type="odd", a function): NumPy's or
+CuPy's own pad. Traced (``cudadml.fuse``), a pad of zeros is one ``slice_grad``."""
 
 from __future__ import annotations
 
+import importlib
 import math
+import sys
 import typing
 
 import numpy as np
 
+from ..core.enums import PaddingMode
 from ..core.memory import kept, nested_bytes
 from ..core.plan import fill_pattern
 from ..ops.pad import Pad
@@ -52,6 +57,17 @@ _PAD_KEYWORDS = {
 }
 
 
+#: numpy.pad's modes that move data, and PADDING's mode of each ("empty": any values, so zeros).
+_DATA_MODES = {
+    "constant": PaddingMode.CONSTANT,
+    "empty": PaddingMode.CONSTANT,
+    "edge": PaddingMode.EDGE,
+    "reflect": PaddingMode.REFLECTION,
+    "symmetric": PaddingMode.SYMMETRIC,
+    "wrap": PaddingMode.WRAP,
+}
+
+
 def _as_pairs(x, ndim, as_index=False):
     """NumPy's ``numpy.lib._arraypad_impl._as_pairs``: ``x`` broadcast to ``ndim`` pairs."""
     if x is None:
@@ -77,16 +93,20 @@ def _as_pairs(x, ndim, as_index=False):
 
 @documented()
 def pad(array, pad_width, mode="constant", **kwargs):
-    """Pad an array with a constant, as ``numpy.pad(..., mode="constant")``: one launch.
+    """Pad an array, as ``numpy.pad``: one launch in the modes that move data.
 
-    The result is made by one pass of the SLICE_GRAD kernel (each element written once: the
+    In ``"constant"`` mode the result is made by one pass of the SLICE_GRAD kernel (each element written once: the
     array's where it lands, the constant elsewhere), given the constant's bits as its fill (0
     too: the zeros ``cudadml.slice_grad`` writes), at any size. Constants that differ between
     axes or sides take that pass and then one fill per padded side, in NumPy's order (later
     axes win at the corners); so do dtypes of other than 1, 2, 4, 8 or 16 bytes (strings) with
     a non-zero constant. An empty array is filled without a kernel. Past 8 dimensions, where
     the padded axes and the runs between them are more than DirectML's 8, a pass per as many
-    padded axes as fit.
+    padded axes as fit. ``"edge"``, ``"reflect"``, ``"symmetric"`` and ``"wrap"`` (at any
+    width, folding past the axis's size as NumPy does) are one launch of PADDING's copies;
+    ``"empty"`` is zeros. The modes that compute (``"maximum"``, ``"mean"``, ``"median"``,
+    ``"minimum"``, ``"linear_ramp"``, ``reflect_type="odd"``, a function) are NumPy's
+    ``numpy.pad`` for NumPy arrays and CuPy's ``cupy.pad`` for CuPy arrays.
 
     Parameters
     ----------
@@ -96,8 +116,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
         Elements added before and after each axis: ``((before_1, after_1), ...)``, ``(before,
         after)`` or ``n`` for every axis, or ``{axis: n or (before, after)}``; non-negative
         integers.
-    mode : str, default "constant"
-        Only ``"constant"``; NumPy's other modes (and a function) raise ``NotImplementedError``.
+    mode : str or callable, default "constant"
+        One of NumPy's modes, or a padding function.
     constant_values : scalar or sequence, default 0
         The constant, or one per axis and side as ``pad_width``; converted to ``array``'s
         dtype as NumPy assigns it (a Python integer out of range raises ``OverflowError``).
@@ -109,8 +129,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
     Raises
     ------
-    NotImplementedError
-        For a mode other than ``"constant"`` that NumPy has: use ``numpy.pad`` or ``cupy.pad``.
     ValueError
         For an unknown mode, keywords the mode does not take, negative widths, widths or
         constants that do not broadcast to ``(array.ndim, 2)``.
@@ -126,6 +144,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
            [0, 0, 0, 0]])
     >>> cnp.pad(np.array([1.5, 2.5], np.float32), (2, 1), constant_values=-1)
     array([-1. , -1. ,  1.5,  2.5, -1. ], dtype=float32)
+    >>> cnp.pad(np.array([1, 2, 3]), (5, 5), mode="reflect")
+    array([2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2])
     """
     name = "pad"
     x = as_array(array, name)
@@ -135,16 +155,17 @@ def pad(array, pad_width, mode="constant", **kwargs):
         pad_width = _pad_widths(pad_width, x.ndim)
     else:
         pad_width = _pad_widths.__wrapped__(on_host(pad_width), x.ndim)
-    _check_mode(mode, kwargs, x.shape, pad_width)
+    if _check_mode(mode, kwargs, x.shape, pad_width) is None:  # a mode that computes
+        return _their_pad(x, pad_width, mode, kwargs)
     dtype = x.dtype
     words_of(dtype, name)  # object dtypes refused before anything moves
-    values, sides = _constants(kwargs.get("constant_values", 0), x.ndim, dtype)
+    values, sides = _constants(kwargs.get("constant_values", 0) if mode == "constant" else 0, x.ndim, dtype)
     if x.ndim == 0:
         return copy_of(x, name)
     if x.size == 0:
         result = new_array(x, tuple(b + n + a for n, (b, a) in zip(x.shape, pad_width)), dtype)
         return _fill_sides(result, x.shape, pad_width, values)
-    passes, per_side = _pad_call(x.shape, dtype, pad_width, sides, name)
+    passes, per_side = _pad_call(x.shape, dtype, pad_width, sides, _DATA_MODES[mode], name)
     result = x
     for groups, width, operation, shape in passes:  # (a pass pads its axes of the array the one before made)
         result = _padded(result, groups, width, operation, shape)
@@ -169,28 +190,35 @@ def _widths_of_axes(pad_width, ndim):
 
 
 def _check_mode(mode, kwargs, shape, pad_width):
-    """NumPy's checks of ``pad``'s mode and its keywords, in its order; every mode but
-    ``"constant"`` raises ``NotImplementedError`` (after NumPy's errors for it)."""
+    """NumPy's checks of ``pad``'s mode and its keywords, in its order: PADDING's mode for the
+    modes that move data, None for those that compute (NumPy's or CuPy's pad makes them)."""
     if callable(mode):
-        raise NotImplementedError(
-            "cudadml.numpy.pad pads with a constant only (mode='constant'); for a padding function use "
-            "numpy.pad (NumPy arrays) or cupy.pad (CuPy arrays)"
-        )
+        return None
     try:
         unsupported = set(kwargs) - set(_PAD_KEYWORDS[mode])
     except KeyError:
         raise ValueError(f"mode '{mode}' is not supported") from None
     if unsupported:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
-    if mode != "constant":
-        if mode != "empty" and 0 in shape:
-            for ax, pair in enumerate(pad_width):
-                if shape[ax] == 0 and any(pair):
-                    raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
-        raise NotImplementedError(
-            f"cudadml.numpy.pad pads with a constant only (mode='constant'), not mode={mode!r}; use "
-            "numpy.pad (NumPy arrays) or cupy.pad (CuPy arrays)"
-        )
+    if mode not in ("constant", "empty") and 0 in shape:
+        for ax, pair in enumerate(pad_width):
+            if shape[ax] == 0 and any(pair):
+                raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
+    if kwargs.get("reflect_type", "even") != "even":
+        return None  # "odd": values computed from the edge
+    return _DATA_MODES.get(mode)
+
+
+def _their_pad(x, pad_width, mode, kwargs):
+    """``pad`` in a mode that computes values: NumPy's own for a NumPy array, CuPy's for a CuPy
+    array (as a new C-contiguous array, as every cudadml result)."""
+    if not type(x).__module__.startswith("cupy"):
+        return np.ascontiguousarray(np.pad(x, pad_width, mode, **kwargs))
+    cupy = sys.modules["cupy"]
+    their = cupy.pad
+    if their is pad:  # ``cupy.pad`` made this function (CuPy's own tests of it): CuPy's, where CuPy defines it
+        their = importlib.import_module("cupy._padding.pad").pad
+    return cupy.ascontiguousarray(their(x, pad_width, mode, **kwargs))
 
 
 @kept(nested_bytes)
@@ -221,9 +249,10 @@ def _constants(constant_values, ndim, dtype):
 
 
 @kept(nested_bytes)
-def _pad_call(shape, dtype, pad_width, sides, name):
+def _pad_call(shape, dtype, pad_width, sides, mode, name):
     """How ``pad`` runs on a (not empty) array of ``shape`` and ``dtype`` padded by ``pad_width``
-    with constants of bytes ``sides`` (per axis, a pair): ``(passes, per_side)``, a pass per
+    in PADDING's ``mode``, with constants of bytes ``sides`` (per axis, a pair; CONSTANT's):
+    ``(passes, per_side)``, a pass per
     ``in_passes`` of ``(groups, width, operation, shape)`` (``_padded``), and whether
     constants that differ between sides are assigned afterwards (``_fill_sides``)."""
     fills = {side for (b, a), pair in zip(pad_width, sides) for w, side in zip((b, a), pair) if w}
@@ -243,7 +272,7 @@ def _pad_call(shape, dtype, pad_width, sides, name):
             groups = alone(ndim, padded)
             folded_shape = tuple(math.prod(new_shape[a] for a in g) for g in groups)
             before = tuple(before[g[0]] for g in groups)
-        operation = Pad((*folded_shape, *words), (*before, *(0,) * len(words)), pattern)
+        operation = Pad((*folded_shape, *words), (*before, *(0,) * len(words)), pattern, mode)
         passes.append((groups, width, operation, new_shape))
         shape = new_shape
     return tuple(passes), bool(fills - {fill})
@@ -256,7 +285,7 @@ def _padded(x, groups, width, operation, shape):
     holds (past one DirectML buffer, the index's gradient)."""
     folded = x if groups is None else fold(x, groups)
     raw = as_words(folded, width)
-    if traced(x) and not any(operation.fill):
+    if traced(x) and not any(operation.fill) and operation.mode == PaddingMode.CONSTANT:
         offsets, result_shape = operation.before, operation.shape
         if past_one_buffer(result_shape, raw.dtype):
             key = tuple(slice(b, b + n) for b, n in zip(offsets, raw.shape))

@@ -1,8 +1,10 @@
-"""A constant pad: ``cudadml.numpy.pad``'s operation, SLICE_GRAD that writes a fill.
+"""``cudadml.numpy.pad``'s operation: a constant pad, SLICE_GRAD that writes a fill, or PADDING
+in a mode that moves data (edge, reflect, symmetric, wrap).
 
 cudadml's own, with no array function of its own: an array placed in a larger one, every other
-element the constant, by one pass of SLICE_GRAD's kernel. Registered as ``OPERATOR`` with the
-one rule it has beyond its call: its messages.
+element the constant (one pass of SLICE_GRAD's kernel) or copies of the array's elements as
+the mode reads them (PADDING's copies). Registered as ``OPERATOR`` with the rules it has beyond
+its call: its messages, and why a graph does not hold it.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from typing import NamedTuple
 
 from ..core import messages, operators
 from ..core.calls import Description, data_type
-from ..core.enums import FeatureLevel
+from ..core.enums import FeatureLevel, PaddingMode
 from ..core.tensor import BufferTensorDesc, beyond_directml_bounds
+from .padding import PaddingOperatorDesc
 from .slice_grad import SliceGradOperatorDesc
 
 
@@ -28,13 +31,22 @@ class FilledSliceGradOperatorDesc(SliceGradOperatorDesc):
         return dataclasses.replace(super()._lower(input_strides, output_strides), fill=self.fill)
 
 
+@dataclasses.dataclass(frozen=True, repr=False)
+class NumpyPaddingOperatorDesc(PaddingOperatorDesc):
+    """PADDING as NumPy's pad reads it: REFLECTION of a one-element axis repeats the element."""
+
+    REFLECTS_ONE_ELEMENT = True
+
+
 class Pad(NamedTuple):
-    """The operation of a constant ``pad`` (as ``cudadml.core.calls``' operations are): ``x`` placed
-    at ``before`` in an array of ``shape`` filled with ``fill`` elsewhere."""
+    """The operation of a ``pad`` (as ``cudadml.core.calls``' operations are): ``x`` placed at
+    ``before`` in an array of ``shape``, with ``fill`` elsewhere (``mode`` CONSTANT), or the
+    elements ``mode`` reads there."""
 
     shape: tuple
     before: tuple
     fill: bytes
+    mode: PaddingMode = PaddingMode.CONSTANT
     feature_level: FeatureLevel = FeatureLevel.newest()
     directml_types: bool = False
 
@@ -46,6 +58,13 @@ class Pad(NamedTuple):
         (x_shape,) = shapes
         t = data_type(dtype, self.directml_types)
         with beyond_directml_bounds():  # cudadml's own call, of any size (its kernel indexes in 64 bits)
+            if self.mode != PaddingMode.CONSTANT:
+                after = tuple(m - n - b for m, n, b in zip(self.shape, x_shape, self.before))
+                tensors = BufferTensorDesc(t, x_shape), BufferTensorDesc(t, self.shape)
+                desc = NumpyPaddingOperatorDesc(
+                    *tensors, self.mode, 0.0, self.before, after, feature_level=self.feature_level
+                )
+                return Description(desc, (self.shape,))
             desc = FilledSliceGradOperatorDesc(
                 BufferTensorDesc(t, x_shape),
                 BufferTensorDesc(t, self.shape),
@@ -86,6 +105,7 @@ OPERATOR = operators.register(
         FilledSliceGradOperatorDesc,
         messages=_messages,
         not_a_node="pad with a constant other than 0 writes the constant, which no graph node does (SLICE_GRAD's "
-        "gaps are zeros); pad with 0 in the fused function, or call pad outside it",
+        "gaps are zeros), and its other modes run apart from the graph; pad with 0 in the fused function, or call "
+        "pad outside it",
     )
 )

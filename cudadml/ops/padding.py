@@ -104,6 +104,10 @@ class PaddingRules(operators.OperatorDesc):
     """What PADDING and PADDING1 share: the rules, the pieces and the lowering, given the
     tensors, ``padding_mode``, ``start_padding``, ``end_padding`` and the element ``fill``."""
 
+    #: Whether REFLECTION of a one-element axis repeats the element, as NumPy's pad does
+    #: (``cudadml.numpy.pad``'s own descriptor); DirectML's pages give it no value: refused.
+    REFLECTS_ONE_ELEMENT = False
+
     def _validate(self, v):
         mode, level = self.padding_mode, self.feature_level
         if level < MODE_LEVELS[mode]:
@@ -114,7 +118,7 @@ class PaddingRules(operators.OperatorDesc):
                     f"OutputTensor.Sizes[{i}] = {out} must equal InputTensor.Sizes[{i}] + StartPadding[{i}] + "
                     f"EndPadding[{i}] = {n + start + end}"
                 )
-            elif mode == PaddingMode.REFLECTION and n == 1 and start + end:
+            elif mode == PaddingMode.REFLECTION and n == 1 and start + end and not self.REFLECTS_ONE_ELEMENT:
                 v.add(
                     f"PaddingMode = REFLECTION pads InputTensor.Sizes[{i}] = 1 by {start + end}: a reflection "
                     "about the edge of one element has no element to read (DirectML's pages give it no value; "

@@ -10,9 +10,8 @@ its own. Every test here needs a GPU: each is marked ``gpu`` (skipped without on
 collected where CuPy cannot be imported.
 
 Tests of what is not ``cudadml.numpy``'s are skipped, with the reason (``NOT_OURS``): CuPy's own
-``row_stack`` and ``rot90``, arrays on two GPUs, and ``pad``'s modes other than ``"constant"``
-(which ``cudadml.numpy.pad`` refuses with ``NotImplementedError``); its tests of arguments that
-NumPy refuses whatever the mode run.
+``row_stack`` and ``rot90``, and arrays on two GPUs. ``pad`` runs every mode (those that compute
+values by CuPy's own pad).
 """
 
 from __future__ import annotations
@@ -59,15 +58,7 @@ NOT_OURS = {
         ),
     },
     "test_rearrange.py": {"TestRot90": "rot90 is CuPy's own, not one of cudadml.numpy's functions"},
-    "test_pad.py": {
-        "TestPadDefaultMean": "mode='mean': cudadml.numpy.pad pads with a constant only",
-        "TestPadMean": "mode='mean': cudadml.numpy.pad pads with a constant only",
-        "TestPadEmpty": "mode='empty': cudadml.numpy.pad pads with a constant only",
-        "TestPadCustomFunction": "a padding function: cudadml.numpy.pad pads with a constant only",
-    },
 }
-#: Classes of test_pad.py that test arguments NumPy refuses whatever the mode: they apply.
-ARGUMENT_TESTS = ("TestPadValueError", "TestPadTypeError")
 
 
 def pytest_configure(config):
@@ -85,10 +76,6 @@ def _not_ours(item) -> str | None:
     for prefix, reason in NOT_OURS.get(path.name, {}).items():
         if any(n.startswith(prefix) for n in names):
             return reason
-    if path.name == "test_pad.py" and cls is not None and not cls.__name__.startswith(ARGUMENT_TESTS):
-        mode = getattr(cls, "mode", "constant")
-        if mode != "constant":
-            return f"mode={mode!r}: cudadml.numpy.pad pads with a constant only"
     return None
 
 
