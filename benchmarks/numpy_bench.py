@@ -40,6 +40,17 @@ def _cases(size):
         lambda: cnp.pad(h, 16, constant_values=3),
         lambda: cp.pad(h, 16, constant_values=3),
     )
+    for mode in ("edge", "reflect", "symmetric", "wrap"):
+        yield (
+            f"pad f32 {mode} 8",
+            lambda mode=mode: cnp.pad(a, 8, mode),
+            lambda mode=mode: cp.pad(a, 8, mode),
+        )
+    yield (
+        "pad u8 reflect (0, 0), (3, 3), (3, 3)",
+        lambda: cnp.pad(u8, ((0, 0), (3, 3), (3, 3)), "reflect"),
+        lambda: cp.pad(u8, ((0, 0), (3, 3), (3, 3)), "reflect"),
+    )
     yield (
         "split f32 in 4, axis 1",
         lambda: cnp.split(a, 4, axis=1),
