@@ -226,8 +226,9 @@ class PaddingMode(enum.IntEnum):
     value='The directml.h value; ``DepthSpaceOrder.coerce`` also takes the names, such as ``"column_row_depth"``.',
 )
 class DepthSpaceOrder(enum.IntEnum):
-    """``DML_DEPTH_SPACE_ORDER``: where SPACE_TO_DEPTH1 puts a block's cells among the channels
-    (DEPTH_TO_SPACE1 reads them from there).
+    """``DML_DEPTH_SPACE_ORDER``: where a block's cells lie among the channels.
+
+    SPACE_TO_DEPTH1 puts them there; DEPTH_TO_SPACE1 reads them from there.
 
     With block size ``B`` and ``C`` channels of space, the cell at row ``r`` and column ``q`` of
     a block of channel ``c`` is channel ``(r * B + q) * C + c`` of depth in DEPTH_COLUMN_ROW

@@ -101,8 +101,10 @@ class DepthSpaceRules(operators.OperatorDesc):
 
 @dataclass(frozen=True, repr=False)
 class SpaceToDepth1OperatorDesc(DepthSpaceRules):
-    """``DML_SPACE_TO_DEPTH1_OPERATOR_DESC``: blocks of ``block_size`` x ``block_size`` cells of
-    height and width moved into the channels, as YOLOv5's Focus and PyTorch's pixel_unshuffle.
+    """``DML_SPACE_TO_DEPTH1_OPERATOR_DESC``: blocks of height and width moved into the channels.
+
+    Blocks of ``block_size`` x ``block_size`` cells, as YOLOv5's Focus and PyTorch's
+    pixel_unshuffle move them.
 
     ``{N, C, H, W}`` becomes ``{N, C * B * B, H / B, W / B}``; output element
     ``[n, c', h, w]`` is input element ``[n, c, h * B + r, w * B + q]``, with ``c'`` from
@@ -143,8 +145,9 @@ class SpaceToDepth1OperatorDesc(DepthSpaceRules):
 
 @dataclass(frozen=True, repr=False)
 class DepthToSpace1OperatorDesc(DepthSpaceRules):
-    """``DML_DEPTH_TO_SPACE1_OPERATOR_DESC``: the inverse of SPACE_TO_DEPTH1, as PyTorch's
-    pixel_shuffle and ONNX's DepthToSpace.
+    """``DML_DEPTH_TO_SPACE1_OPERATOR_DESC``: the channels' blocks moved into height and width.
+
+    The inverse of SPACE_TO_DEPTH1, as PyTorch's pixel_shuffle and ONNX's DepthToSpace.
 
     ``{N, C * B * B, H, W}`` becomes ``{N, C, H * B, W * B}``; output element
     ``[n, c, h * B + r, w * B + q]`` is input element ``[n, c', h, w]``, with ``c'`` from

@@ -183,8 +183,7 @@ class PaddingRules(operators.OperatorDesc):
 
 @dataclass(frozen=True, repr=False)
 class PaddingOperatorDesc(PaddingRules):
-    """``DML_PADDING_OPERATOR_DESC``: the input with cells added before and after it along each
-    dimension, filled in ``padding_mode``.
+    """``DML_PADDING_OPERATOR_DESC``: the input with cells added around it, filled in ``padding_mode``.
 
     ``OutputTensor.Sizes[i] = InputTensor.Sizes[i] + StartPadding[i] + EndPadding[i]``; the
     output element at ``StartPadding + c`` is the input element ``c``.
