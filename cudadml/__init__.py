@@ -38,7 +38,7 @@ the folders and checks it):
 
 from . import interop  # noqa: F401 (interop provides the arrays a compiled graph takes)
 from .backends import use_host_backend
-from .core.enums import DepthSpaceOrder, FeatureLevel, PaddingMode, TensorDataType, TensorFlags
+from .core.enums import FeatureLevel, PaddingMode, TensorDataType, TensorFlags
 from .core.memory import cache_info, clear_caches
 from .core.tensor import BufferTensorDesc, calc_buffer_tensor_size
 from .display import explain
@@ -47,16 +47,13 @@ from .graphs import graph
 from .graphs.fuse import fuse
 from .graphs.graph import *  # noqa: F403 (the graphs: graph.__all__)
 from .ops import (
-    DepthToSpace1OperatorDesc,
     JoinOperatorDesc,
     Padding1OperatorDesc,
     PaddingOperatorDesc,
     Slice1OperatorDesc,
     SliceGradOperatorDesc,
     SliceOperatorDesc,
-    SpaceToDepth1OperatorDesc,
     SplitOperatorDesc,
-    TileOperatorDesc,
     WindowsBatchGradOperatorDesc,
     WindowsBatchOperatorDesc,
 )
@@ -93,8 +90,6 @@ __all__ = [
     "BufferBinding",
     "BufferTensorDesc",
     "CompiledOperator",
-    "DepthSpaceOrder",
-    "DepthToSpace1OperatorDesc",
     "DescriptorError",
     "FeatureLevel",
     "JoinOperatorDesc",
@@ -104,11 +99,9 @@ __all__ = [
     "Slice1OperatorDesc",
     "SliceGradOperatorDesc",
     "SliceOperatorDesc",
-    "SpaceToDepth1OperatorDesc",
     "SplitOperatorDesc",
     "TensorDataType",
     "TensorFlags",
-    "TileOperatorDesc",
     "ValidationError",
     "WindowsBatchGradOperatorDesc",
     "WindowsBatchOperatorDesc",

@@ -2749,7 +2749,7 @@ OPS = (
 BY_NAME = {op.name: op for op in OPS}
 
 
-# ---- cudadml.numpy.pad's operator (cudadml.ops.pad) ---------------------------------------------
+# ---- cudadml.numpy.pad's operator (cudadml.ops.padding) ---------------------------------------------
 # No array function of its own: ``pad_operator`` runs it as the array functions run theirs, so
 # the generic tests (values, out=, streams, the kernels, the messages) cover it like the others.
 # It takes arrays with elements only (``cudadml.numpy.pad`` makes empty results itself).
@@ -2759,7 +2759,7 @@ def pad_operator(x, pad_width, constant=0, *, out=None, stream=None, feature_lev
     """``x`` padded by ``pad_width`` (a pair per axis) with ``constant`` (converted to ``x``'s
     dtype) by the constant pad's operator, through the array functions' route (``run_call``)."""
     from cudadml.core.plan import fill_pattern
-    from cudadml.ops.pad import Pad
+    from cudadml.ops.padding import Pad
     from cudadml.run.arrays import run_call
 
     def operation(inputs):

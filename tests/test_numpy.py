@@ -1052,7 +1052,7 @@ def test_the_slice_grad_kernel_writes_its_fill_where_the_window_does_not_read(rn
     other element the fill, on the emulated kernels (16-byte groups and single elements) as on
     the reference; and read elements, as SLICE_GRAD itself places them."""
     from cudadml.core.plan import fill_pattern
-    from cudadml.ops.pad import FilledSliceGradOperatorDesc
+    from cudadml.ops.padding import FilledSliceGradOperatorDesc
 
     shape, offsets, sizes, strides = window
     dtype = np.dtype(dtype)

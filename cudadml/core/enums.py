@@ -1,4 +1,4 @@
-"""DirectML's enumerations: tensor data types, tensor flags, feature levels, padding modes and depth-space orders.
+"""DirectML's enumerations: tensor data types, tensor flags, feature levels and padding modes.
 
 Values follow directml.h, so a descriptor written against DirectML reads the same here.
 """
@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import as_int, fill_docstring
 
-__all__ = ["DepthSpaceOrder", "FeatureLevel", "PaddingMode", "TensorDataType", "TensorFlags"]
+__all__ = ["FeatureLevel", "PaddingMode", "TensorDataType", "TensorFlags"]
 
 
 def _directml(invalid, value="The directml.h value."):
@@ -219,41 +219,6 @@ class PaddingMode(enum.IntEnum):
         """A ``PaddingMode`` from itself, its directml.h value or its name in any case
         (``"reflection"``, ``"DML_PADDING_MODE_EDGE"``)."""
         return _coerce(cls, mode, "DML_PADDING_MODE_", "padding_mode")
-
-
-@_directml(
-    "a ``DML_DEPTH_SPACE_ORDER``",
-    value='The directml.h value; ``DepthSpaceOrder.coerce`` also takes the names, such as ``"column_row_depth"``.',
-)
-class DepthSpaceOrder(enum.IntEnum):
-    """``DML_DEPTH_SPACE_ORDER``: where a block's cells lie among the channels.
-
-    SPACE_TO_DEPTH1 puts them there; DEPTH_TO_SPACE1 reads them from there.
-
-    With block size ``B`` and ``C`` channels of space, the cell at row ``r`` and column ``q`` of
-    a block of channel ``c`` is channel ``(r * B + q) * C + c`` of depth in DEPTH_COLUMN_ROW
-    (ONNX's DCR) and ``c * B * B + r * B + q`` in COLUMN_ROW_DEPTH (ONNX's CRD, PyTorch's
-    pixel_unshuffle).
-
-    {parameters}
-
-    {raises}
-
-    Examples
-    --------
-    >>> import cudadml as cd
-    >>> cd.DepthSpaceOrder(1), cd.DepthSpaceOrder.coerce("depth_column_row")
-    (<DepthSpaceOrder.COLUMN_ROW_DEPTH: 1>, <DepthSpaceOrder.DEPTH_COLUMN_ROW: 0>)
-    """
-
-    DEPTH_COLUMN_ROW = 0
-    COLUMN_ROW_DEPTH = 1
-
-    @classmethod
-    def coerce(cls, order: DepthSpaceOrder | int | str) -> DepthSpaceOrder:
-        """A ``DepthSpaceOrder`` from itself, its directml.h value or its name in any case
-        (``"column_row_depth"``, ``"DML_DEPTH_SPACE_ORDER_DEPTH_COLUMN_ROW"``)."""
-        return _coerce(cls, order, "DML_DEPTH_SPACE_ORDER_", "order")
 
 
 def _coerce(cls, value, prefix, field):

@@ -44,7 +44,6 @@ __all__ = [
     "window_copies",
     "window_starts",
     "window_table",
-    "within_rank",
 ]
 
 
@@ -114,31 +113,6 @@ def best_walk(job: CopyJob, element_size: int) -> CopyJob:
     if by_input.sectors(element_size) < by_output.sectors(element_size):
         return by_input
     return by_output
-
-
-#: The most dimensions of a copy the kernels walk.
-MAX_RANK = 8
-
-
-def within_rank(job: CopyJob) -> list[CopyJob]:
-    """``job`` as jobs of at most ``MAX_RANK`` dimensions once simplified (a tile's or a graph's
-    extra axes can pass it): split along the outermost dimension until they fit."""
-    if len(job.simplified().sizes) <= MAX_RANK:
-        return [job]
-    out = []
-    for k in range(job.sizes[0]):
-        out += within_rank(
-            CopyJob(
-                job.input,
-                job.output,
-                job.sizes[1:],
-                job.in_strides[1:],
-                job.out_strides[1:],
-                job.in_offset + k * job.in_strides[0],
-                job.out_offset + k * job.out_strides[0],
-            )
-        )
-    return out
 
 
 def merge_phases(jobs) -> list[CopyJob]:

@@ -1,6 +1,6 @@
 """NumPy's ``pad``. ``mode="constant"``: one pass of ``slice_grad``'s kernel with the constant
 (0 too) as the fill it writes where the array does not land; the modes that move data (edge,
-reflect, symmetric, wrap, empty): PADDING's copies (``cudadml.ops.pad``), one launch each; the
+reflect, symmetric, wrap, empty): PADDING's copies (``cudadml.ops.padding``), one launch each; the
 modes that compute (statistics, linear_ramp, reflect_type="odd", a function): NumPy's or
 CuPy's own pad. Traced (``cudadml.fuse``), a pad of zeros is one ``slice_grad``."""
 
@@ -16,7 +16,7 @@ import numpy as np
 from ..core.enums import PaddingMode
 from ..core.memory import kept, nested_bytes
 from ..core.plan import fill_pattern
-from ..ops.pad import Pad
+from ..ops.padding import Pad
 from ..run.arrays import slice_grad, strided_slice_grad
 from .arrays import (
     AS_IS_SIZES,

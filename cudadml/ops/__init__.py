@@ -19,7 +19,6 @@ import re
 from ..core import operators
 from ..core.errors import fill_docstring
 from ..core.operators import REGISTRY
-from .depth_space import DepthToSpace1OperatorDesc, SpaceToDepth1OperatorDesc
 from .join import Join, JoinOperatorDesc
 from .padding import Padding1OperatorDesc, PaddingOperatorDesc
 from .slice import Slice, SliceOperatorDesc
@@ -27,12 +26,10 @@ from .slice1 import Slice1, Slice1OperatorDesc
 from .slice_grad import SliceGrad, SliceGradOperatorDesc
 from .split import Split, SplitOperatorDesc
 from .strided_slice import StridedSlice, StridedSliceGrad
-from .tile import TileOperatorDesc
 from .windows import Slice1Batch, Slice1BatchGrad, WindowsBatchGradOperatorDesc, WindowsBatchOperatorDesc
 
 __all__ = [
     "REGISTRY",
-    "DepthToSpace1OperatorDesc",
     "Join",
     "JoinOperatorDesc",
     "Padding1OperatorDesc",
@@ -45,12 +42,10 @@ __all__ = [
     "SliceGrad",
     "SliceGradOperatorDesc",
     "SliceOperatorDesc",
-    "SpaceToDepth1OperatorDesc",
     "Split",
     "SplitOperatorDesc",
     "StridedSlice",
     "StridedSliceGrad",
-    "TileOperatorDesc",
     "WindowsBatchGradOperatorDesc",
     "WindowsBatchOperatorDesc",
     "discover",
