@@ -272,7 +272,7 @@ def _pad_call(shape, dtype, pad_width, sides, mode, name):
             groups = alone(ndim, padded)
             folded_shape = tuple(math.prod(new_shape[a] for a in g) for g in groups)
             before = tuple(before[g[0]] for g in groups)
-        operation = Pad((*folded_shape, *words), (*before, *(0,) * len(words)), pattern, mode)
+        operation = Pad((*folded_shape, *words), (*before, *(0,) * len(words)), pattern, mode=mode)
         passes.append((groups, width, operation, new_shape))
         shape = new_shape
     return tuple(passes), bool(fills - {fill})

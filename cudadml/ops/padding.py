@@ -387,9 +387,9 @@ class Pad(NamedTuple):
     shape: tuple
     before: tuple
     fill: bytes
-    mode: PaddingMode = PaddingMode.CONSTANT
     feature_level: FeatureLevel = FeatureLevel.newest()
     directml_types: bool = False
+    mode: PaddingMode = PaddingMode.CONSTANT
 
     function = "pad"
     ARGUMENT = "array"
