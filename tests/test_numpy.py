@@ -745,6 +745,19 @@ def test_pad_moves_16_byte_elements_in_every_data_mode(xp, rng, mode):
     assert got.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("mode", ["edge", "reflect", "symmetric", "wrap"])
+@pytest.mark.parametrize(
+    "x",
+    [np.array(["ab", "cde", "f"]), np.array([b"ab", b"cde", b"f"]), np.array([(1, 2.5), (3, 4.5)], "i1, f8")],
+    ids=["unicode", "bytes", "record"],
+)
+def test_pad_copies_elements_of_several_words_in_every_data_mode(mode, x):
+    """Strings and records move as runs of words; no constant is assigned to their sides (a
+    string array's 0 would read '0')."""
+    got, want = cnp.pad(x, 2, mode), np.pad(x, 2, mode)
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
 def test_pad_empty_mode_gives_its_shape(xp):
     assert cnp.pad(xp.arange(4), 2, "empty").shape == (8,)
 

@@ -255,7 +255,9 @@ def _pad_call(shape, dtype, pad_width, sides, mode, name):
     ``(passes, per_side)``, a pass per
     ``in_passes`` of ``(groups, width, operation, shape)`` (``_padded``), and whether
     constants that differ between sides are assigned afterwards (``_fill_sides``)."""
-    fills = {side for (b, a), pair in zip(pad_width, sides) for w, side in zip((b, a), pair) if w}
+    fills = set()  # in the modes that copy, the array's own elements fill the sides: no constant
+    if mode == PaddingMode.CONSTANT:
+        fills = {side for (b, a), pair in zip(pad_width, sides) for w, side in zip((b, a), pair) if w}
     fill = next(iter(fills)) if len(fills) == 1 else bytes(dtype.itemsize)
     if dtype.itemsize not in AS_IS_SIZES:  # several words an element (strings): a fill is one word
         fill = bytes(dtype.itemsize)  # so zeros, then NumPy's assignments
