@@ -234,3 +234,11 @@ def test_the_new_descriptors_repr_as_text_until_they_draw():
     assert "padding_mode=WRAP" in repr(pad)
     with pytest.raises(TypeError, match="PaddingOperatorDesc has no picture yet"):
         cd.explain(pad)
+
+
+def test_a_constant_past_a_float_is_refused_and_past_half_is_infinite():
+    with pytest.raises(DescriptorError, match=r"PaddingValue = .* is past a float's range"):
+        _desc("constant", (1, 1, 1, 2), (0, 0, 0, 1), (0, 0, 0, 1), value=10**400)
+    desc = _desc("constant", (1, 1, 1, 2), (0, 0, 0, 1), (0, 0, 0, 1), np.float16, value=np.float64(1e10))
+    with np.errstate(all="raise"):  # (no overflow raised: the rounding is the rule)
+        assert np.frombuffer(desc.fill, np.float16)[0] == np.inf

@@ -27,7 +27,7 @@ from ..core import messages, operators
 from ..core import plan as _plan
 from ..core.calls import Description, data_type
 from ..core.enums import FeatureLevel, PaddingMode, TensorDataType
-from ..core.errors import as_int
+from ..core.errors import DescriptorError, as_int, shown_value
 from ..core.tensor import BufferTensorDesc, beyond_directml_bounds
 from .slice_grad import SliceGradOperatorDesc
 
@@ -99,11 +99,13 @@ def axis_pieces(mode: PaddingMode, n: int, start: int, end: int) -> list[tuple[i
 
 
 def fill_element(value: float, data_type: TensorDataType) -> bytes:
-    """PADDING's ``PaddingValue`` as one element of ``data_type``: rounded to the float type,
-    or truncated towards zero for an integer type, as DirectML's page says (10.6 becomes 10)."""
+    """PADDING's ``PaddingValue`` as one element of ``data_type``: rounded to the float type (past
+    its range, an infinity, as IEEE rounding gives it), or truncated towards zero for an integer
+    type, as DirectML's page says (10.6 becomes 10)."""
     dtype = data_type.numpy_dtype
     if data_type in _FLOATS:
-        return np.array(value, dtype).tobytes()
+        with np.errstate(over="ignore"):
+            return np.array(value, dtype).tobytes()
     return np.array(math.trunc(value), dtype).tobytes()
 
 
@@ -313,7 +315,7 @@ class Padding1OperatorDesc(PaddingRules):
     @property
     def fill(self) -> bytes:
         """The element CONSTANT writes: ``padding_value`` as ``padding_value_data_type``."""
-        return np.array(self.padding_value, self.padding_value_data_type.numpy_dtype).tobytes()
+        return fill_element(self.padding_value, self.padding_value_data_type)
 
     def _validate(self, v):
         super()._validate(v)  # (CONSTANT's value is one of the type's: the typed value's checks)
@@ -323,10 +325,14 @@ class Padding1OperatorDesc(PaddingRules):
 
 
 def _float(value, name, where) -> float:
-    """``value`` as a float: ``TypeError`` for what is no real number (a string, None, a complex)."""
+    """``value`` as a float: ``TypeError`` for what is no real number (a string, None, a complex),
+    ``DescriptorError`` for an integer past a float's range."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{where}: {name} must be a real number, not {type(value).__name__}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        raise DescriptorError([f"{where}: {name} = {shown_value(value)} is past a float's range"]) from None
 
 
 def _integer(value, name, where) -> int:
